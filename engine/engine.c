@@ -1,0 +1,496 @@
+/*
+ * engine: the event API (engine.h) and the policy-facing API
+ * (policy_api.h) over the job store, the partitioned queue, the free
+ * resources and the worker pool.
+ *
+ * Invariants between calls:
+ *   - a WAITING job is linked in exactly one partition (job->part), and
+ *     nb_waiting is the sum of the partitions' counts once the rings are
+ *     drained (decide drains them first);
+ *   - free_set and the allocations of RUNNING jobs partition the compute
+ *     resources; nb_free == fbf_idset_count(free_set);
+ *   - every RUNNING job has one live entry in the running heap (stale
+ *     entries of ended jobs are dropped lazily when they surface).
+ * Jobs go to partition seq % workers, so partitions stay balanced whatever
+ * the arrival pattern.
+ */
+#include "engine/engine.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/jobs.h"
+#include "engine/policy_api.h"
+#include "engine/pool.h"
+#include "engine/queue.h"
+
+typedef struct heap_item {
+    double end;
+    fbf_job_h job;
+} heap_item;
+
+typedef struct scan_job {
+    fbf_engine *e;
+    fbf_sched_filter keep;
+    const void *ctx;
+    int err;
+} scan_job;
+
+struct fbf_engine {
+    fbf_engine_config cfg;
+    fbf_jobs *jobs;
+    fbf_pool *pool;
+    fbf_partition *parts;
+    fbf_hvec *scan_out; /* one per worker */
+    fbf_job_h *cursor;  /* iterator cursors, one per partition */
+
+    const fbf_policy_ops *ops;
+    void *pstate;
+
+    fbf_idset free_set;
+    uint32_t nb_compute, nb_free;
+    bool has_platform;
+    double now;
+    bool any_ended;
+    size_t nb_waiting, nb_running;
+
+    heap_item *heap;
+    size_t heap_n, heap_cap;
+
+    fbf_hvec rejects, execs;
+    double cml;
+    fbf_decision *dec;
+    size_t dec_n, dec_cap;
+};
+
+int fbf_hvec_push(fbf_hvec *h, fbf_job_h j)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 64;
+        fbf_job_h *v = realloc(h->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        h->v = v;
+        h->cap = cap;
+    }
+    h->v[h->n++] = j;
+    return 0;
+}
+
+void fbf_hvec_fini(fbf_hvec *h)
+{
+    free(h->v);
+    h->v = NULL;
+    h->n = h->cap = 0;
+}
+
+/* Worker side of a SUBMIT message: the job joins the worker's partition. */
+static void apply_msg(void *ctx, unsigned w, uint64_t msg)
+{
+    fbf_engine *e = ctx;
+    fbf_partition_insert(&e->parts[w], e->jobs, (fbf_job_h)msg);
+}
+
+fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
+{
+    if (!cfg || !cfg->policy || cfg->workers < 1 || cfg->workers > 256 ||
+        cfg->reservation_depth < 1) {
+        fbf_errorf(err, -EINVAL, "engine: invalid configuration (policy required, "
+                                 "1 <= workers <= 256, reservation depth >= 1)");
+        errno = EINVAL;
+        return NULL;
+    }
+    fbf_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        goto nomem;
+    e->cfg = *cfg;
+    e->ops = cfg->policy;
+    e->cml = NAN;
+    fbf_idset_init(&e->free_set);
+    unsigned n = cfg->workers;
+    e->jobs = fbf_jobs_create();
+    e->parts = calloc(n, sizeof *e->parts);
+    e->scan_out = calloc(n, sizeof *e->scan_out);
+    e->cursor = calloc(n, sizeof *e->cursor);
+    if (!e->jobs || !e->parts || !e->scan_out || !e->cursor)
+        goto nomem;
+    for (unsigned i = 0; i < n; i++)
+        fbf_partition_init(&e->parts[i]);
+    e->pool = fbf_pool_create(n, apply_msg, e);
+    if (!e->pool) {
+        fbf_errorf(err, -errno, "engine: cannot start %u worker threads", n);
+        fbf_engine_destroy(e);
+        return NULL;
+    }
+    int rc = e->ops->create(e, cfg->reservation_depth, &e->pstate, err);
+    if (rc < 0) {
+        fbf_engine_destroy(e);
+        errno = -rc;
+        return NULL;
+    }
+    return e;
+nomem:
+    fbf_errorf(err, -ENOMEM, "engine: out of memory");
+    fbf_engine_destroy(e);
+    errno = ENOMEM;
+    return NULL;
+}
+
+void fbf_engine_destroy(fbf_engine *e)
+{
+    if (!e)
+        return;
+    fbf_pool_destroy(e->pool);
+    if (e->pstate)
+        e->ops->destroy(e->pstate);
+    if (e->scan_out)
+        for (unsigned i = 0; i < e->cfg.workers; i++)
+            fbf_hvec_fini(&e->scan_out[i]);
+    free(e->scan_out);
+    free(e->cursor);
+    free(e->parts);
+    fbf_jobs_destroy(e->jobs);
+    fbf_idset_fini(&e->free_set);
+    free(e->heap);
+    fbf_hvec_fini(&e->rejects);
+    fbf_hvec_fini(&e->execs);
+    free(e->dec);
+    free(e);
+}
+
+int fbf_engine_set_platform(fbf_engine *e, const fbf_idset *compute, fbf_error *err)
+{
+    if (e->has_platform)
+        return fbf_errorf(err, -EINVAL, "platform already set");
+    uint64_t n = fbf_idset_count(compute);
+    if (n < 1 || n > UINT32_MAX)
+        return fbf_errorf(err, -EINVAL, "platform needs at least one compute resource");
+    if (fbf_idset_copy(&e->free_set, compute) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    e->nb_compute = e->nb_free = (uint32_t)n;
+    e->has_platform = true;
+    return 0;
+}
+
+bool fbf_engine_has_platform(const fbf_engine *e) { return e->has_platform; }
+uint32_t fbf_engine_nb_compute(const fbf_engine *e) { return e->nb_compute; }
+
+int fbf_engine_begin(fbf_engine *e, double now, fbf_error *err)
+{
+    if (!isfinite(now) || now < e->now)
+        return fbf_errorf(err, -EINVAL, "time goes backwards: now %.17g after %.17g", now,
+                          e->now);
+    e->now = now;
+    e->any_ended = false;
+    e->rejects.n = e->execs.n = 0;
+    e->cml = NAN;
+    e->dec_n = 0;
+    return 0;
+}
+
+int fbf_engine_submit(fbf_engine *e, const char *id, double subtime, int64_t res,
+                      double walltime, fbf_error *err)
+{
+    if (!e->has_platform)
+        return fbf_errorf(err, -EINVAL, "job %s submitted before the platform is known", id);
+    if (isnan(walltime) || isnan(subtime))
+        return fbf_errorf(err, -EINVAL, "job %s: walltime and subtime must be numbers", id);
+    fbf_job_h h;
+    int rc = fbf_jobs_add(e->jobs, id, &h);
+    if (rc == -EEXIST)
+        return fbf_errorf(err, rc, "job %s submitted twice", id);
+    if (rc < 0)
+        return fbf_errorf(err, rc, "job %s: cannot store job (%s)", id, strerror(-rc));
+    fbf_job *j = fbf_jobs_get(e->jobs, h);
+    j->subtime = subtime;
+    j->walltime = walltime < 0 ? -1.0 : walltime;
+    j->res = res < 1 || res > UINT32_MAX ? 0 : (uint32_t)res;
+
+    /* D2: a job that can never run is rejected at once. */
+    if (res < 1 || res > (int64_t)e->nb_compute || (e->ops->needs_walltime && walltime < 0)) {
+        j->state = FBF_JOB_REJECTED;
+        return fbf_hvec_push(&e->rejects, h) < 0 ? fbf_errorf(err, -ENOMEM, "out of memory")
+                                                  : 0;
+    }
+    j->state = FBF_JOB_WAITING;
+    j->part = (uint16_t)(j->seq % e->cfg.workers);
+    e->nb_waiting++;
+    fbf_pool_post(e->pool, j->part, h);
+    if (e->ops->job_submitted)
+        e->ops->job_submitted(e->pstate, e, h);
+    return 0;
+}
+
+static void heap_pop(fbf_engine *e)
+{
+    heap_item last = e->heap[--e->heap_n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= e->heap_n)
+            break;
+        if (c + 1 < e->heap_n && e->heap[c + 1].end < e->heap[c].end)
+            c++;
+        if (!(e->heap[c].end < last.end))
+            break;
+        e->heap[i] = e->heap[c];
+        i = c;
+    }
+    if (e->heap_n)
+        e->heap[i] = last;
+}
+
+static int heap_push(fbf_engine *e, double end, fbf_job_h j)
+{
+    if (e->heap_n == e->heap_cap) {
+        size_t cap = e->heap_cap ? e->heap_cap * 2 : 256;
+        heap_item *h = realloc(e->heap, cap * sizeof *h);
+        if (!h)
+            return -ENOMEM;
+        e->heap = h;
+        e->heap_cap = cap;
+    }
+    size_t i = e->heap_n++;
+    while (i > 0 && end < e->heap[(i - 1) / 2].end) {
+        e->heap[i] = e->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    e->heap[i] = (heap_item){end, j};
+    return 0;
+}
+
+static const char *state_name(uint8_t s)
+{
+    switch (s) {
+    case FBF_JOB_WAITING: return "waiting";
+    case FBF_JOB_RUNNING: return "running";
+    case FBF_JOB_DONE: return "already finished";
+    case FBF_JOB_REJECTED: return "rejected";
+    default: return "unknown";
+    }
+}
+
+int fbf_engine_complete(fbf_engine *e, const char *id, fbf_error *err)
+{
+    fbf_job_h h = fbf_jobs_find(e->jobs, id);
+    if (h == FBF_JOB_NONE)
+        return fbf_errorf(err, -ENOENT, "unknown job %s", id);
+    fbf_job *j = fbf_jobs_get(e->jobs, h);
+    if (j->state != FBF_JOB_RUNNING)
+        return fbf_errorf(err, -EINVAL, "job %s ended but it is %s, not running", id,
+                          state_name(j->state));
+    if (fbf_idset_union(&e->free_set, &j->alloc) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    e->nb_free += j->res;
+    e->nb_running--;
+    j->state = FBF_JOB_DONE;
+    e->any_ended = true;
+    if (e->ops->job_ended)
+        e->ops->job_ended(e->pstate, e, h);
+    return 0;
+}
+
+static int push_decision(fbf_engine *e, fbf_decision d)
+{
+    if (e->dec_n == e->dec_cap) {
+        size_t cap = e->dec_cap ? e->dec_cap * 2 : 64;
+        fbf_decision *v = realloc(e->dec, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        e->dec = v;
+        e->dec_cap = cap;
+    }
+    e->dec[e->dec_n++] = d;
+    return 0;
+}
+
+int fbf_engine_decide(fbf_engine *e, fbf_error *err)
+{
+    fbf_pool_run(e->pool, NULL, NULL); /* every submission is in its partition */
+    if (e->has_platform) {
+        int rc = e->ops->decide(e->pstate, e, err);
+        if (rc < 0)
+            return rc;
+    }
+    /* D0 reply order: rejections, starts, then the call. */
+    int rc = 0;
+    for (size_t i = 0; i < e->rejects.n && rc == 0; i++)
+        rc = push_decision(e, (fbf_decision){FBF_DEC_REJECT, e->rejects.v[i], NAN});
+    for (size_t i = 0; i < e->execs.n && rc == 0; i++)
+        rc = push_decision(e, (fbf_decision){FBF_DEC_EXECUTE, e->execs.v[i], NAN});
+    if (rc == 0 && !isnan(e->cml))
+        rc = push_decision(e, (fbf_decision){FBF_DEC_CALL_ME_LATER, FBF_JOB_NONE, e->cml});
+    return rc < 0 ? fbf_errorf(err, rc, "out of memory") : 0;
+}
+
+const fbf_decision *fbf_engine_decisions(const fbf_engine *e, size_t *n)
+{
+    *n = e->dec_n;
+    return e->dec;
+}
+
+double fbf_engine_estimate_start(fbf_engine *e, int64_t res, double walltime)
+{
+    if (res < 1 || res > (int64_t)e->nb_compute)
+        return INFINITY;
+    if (e->ops->needs_walltime && walltime < 0)
+        return INFINITY;
+    fbf_pool_run(e->pool, NULL, NULL);
+    return e->ops->estimate(e->pstate, e, (uint32_t)res, walltime);
+}
+
+double fbf_engine_now(const fbf_engine *e) { return e->now; }
+fbf_job_h fbf_engine_find(const fbf_engine *e, const char *id)
+{
+    return fbf_jobs_find(e->jobs, id);
+}
+const char *fbf_engine_job_id(const fbf_engine *e, fbf_job_h j)
+{
+    return fbf_jobs_get(e->jobs, j)->id;
+}
+fbf_job_state fbf_engine_job_state(const fbf_engine *e, fbf_job_h j)
+{
+    return (fbf_job_state)fbf_jobs_get(e->jobs, j)->state;
+}
+const fbf_idset *fbf_engine_job_alloc(const fbf_engine *e, fbf_job_h j)
+{
+    return &fbf_jobs_get(e->jobs, j)->alloc;
+}
+double fbf_engine_job_start(const fbf_engine *e, fbf_job_h j)
+{
+    const fbf_job *r = fbf_jobs_get(e->jobs, j);
+    return r->state == FBF_JOB_RUNNING || r->state == FBF_JOB_DONE ? r->start : NAN;
+}
+fbf_start_reason fbf_engine_job_start_reason(const fbf_engine *e, fbf_job_h j)
+{
+    return (fbf_start_reason)fbf_jobs_get(e->jobs, j)->reason;
+}
+double fbf_engine_job_reservation(const fbf_engine *e, fbf_job_h j)
+{
+    const fbf_job *r = fbf_jobs_get(e->jobs, j);
+    return r->state == FBF_JOB_WAITING ? r->rsv : NAN;
+}
+size_t fbf_engine_nb_waiting(const fbf_engine *e) { return e->nb_waiting; }
+size_t fbf_engine_nb_running(const fbf_engine *e) { return e->nb_running; }
+uint32_t fbf_engine_nb_free(const fbf_engine *e) { return e->nb_free; }
+
+/* ---- policy-facing API (policy_api.h) ---- */
+
+double fbf_sched_now(const fbf_sched *s) { return s->now; }
+uint32_t fbf_sched_capacity(const fbf_sched *s) { return s->nb_compute; }
+uint32_t fbf_sched_free(const fbf_sched *s) { return s->nb_free; }
+size_t fbf_sched_nb_waiting(const fbf_sched *s) { return s->nb_waiting; }
+bool fbf_sched_any_ended(const fbf_sched *s) { return s->any_ended; }
+
+double fbf_sched_min_running_end(fbf_sched *s)
+{
+    while (s->heap_n) {
+        const heap_item *top = &s->heap[0];
+        const fbf_job *j = fbf_jobs_get(s->jobs, top->job);
+        if (j->state == FBF_JOB_RUNNING && j->est_end == top->end)
+            return top->end;
+        heap_pop(s);
+    }
+    return INFINITY;
+}
+
+void fbf_sched_foreach_running(fbf_sched *s, void (*fn)(void *ctx, const fbf_job *j), void *ctx)
+{
+    for (size_t i = 0; i < s->heap_n; i++) {
+        const fbf_job *j = fbf_jobs_get(s->jobs, s->heap[i].job);
+        if (j->state == FBF_JOB_RUNNING && j->est_end == s->heap[i].end)
+            fn(ctx, j);
+    }
+}
+
+const fbf_job *fbf_sched_job(const fbf_sched *s, fbf_job_h j) { return fbf_jobs_get(s->jobs, j); }
+
+void fbf_sched_set_rsv(fbf_sched *s, fbf_job_h j, double rsv)
+{
+    fbf_jobs_get(s->jobs, j)->rsv = rsv;
+}
+
+void fbf_sched_iter_init(fbf_sched *s, fbf_sched_iter *it)
+{
+    fbf_queue_iter qi;
+    fbf_queue_iter_init(&qi, s->parts, s->cfg.workers, s->cursor);
+    it->cur = s->cursor;
+}
+
+fbf_job_h fbf_sched_iter_next(fbf_sched *s, fbf_sched_iter *it)
+{
+    fbf_queue_iter qi = {.cur = it->cur, .n = s->cfg.workers};
+    return fbf_queue_iter_next(&qi, s->jobs);
+}
+
+static void scan_phase(void *arg, unsigned w)
+{
+    scan_job *sj = arg;
+    fbf_engine *e = sj->e;
+    fbf_hvec *out = &e->scan_out[w];
+    out->n = 0;
+    for (fbf_job_h h = e->parts[w].head; h != FBF_JOB_NONE;) {
+        const fbf_job *j = fbf_jobs_get(e->jobs, h);
+        if (sj->keep(sj->ctx, j) && fbf_hvec_push(out, h) < 0) {
+            __atomic_store_n(&sj->err, -ENOMEM, __ATOMIC_RELAXED);
+            return;
+        }
+        h = j->next;
+    }
+}
+
+int fbf_sched_scan(fbf_sched *s, fbf_sched_filter keep, const void *ctx, fbf_hvec *out)
+{
+    scan_job sj = {.e = s, .keep = keep, .ctx = ctx, .err = 0};
+    fbf_pool_run(s->pool, scan_phase, &sj);
+    if (sj.err)
+        return sj.err;
+    unsigned n = s->cfg.workers;
+    size_t total = 0;
+    fbf_job_h *lists[256];
+    size_t lens[256];
+    for (unsigned i = 0; i < n; i++) {
+        lists[i] = s->scan_out[i].v;
+        lens[i] = s->scan_out[i].n;
+        total += lens[i];
+    }
+    if (out->n + total > out->cap) {
+        fbf_job_h *v = realloc(out->v, (out->n + total) * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        out->v = v;
+        out->cap = out->n + total;
+    }
+    fbf_queue_merge(s->jobs, lists, lens, n, out->v + out->n);
+    out->n += total;
+    return 0;
+}
+
+int fbf_sched_start(fbf_sched *s, fbf_job_h h, fbf_start_reason why, fbf_error *err)
+{
+    fbf_job *j = fbf_jobs_get(s->jobs, h);
+    if (j->state != FBF_JOB_WAITING)
+        return fbf_errorf(err, -EPROTO, "policy bug: starting job %s which is %s", j->id,
+                          state_name(j->state));
+    if (j->res > s->nb_free)
+        return fbf_errorf(err, -EPROTO, "policy bug: job %s needs %u resources, %u free",
+                          j->id, j->res, s->nb_free);
+    if (fbf_idset_take_lowest(&s->free_set, j->res, &j->alloc) < 0 ||
+        heap_push(s, j->walltime < 0 ? INFINITY : s->now + j->walltime, h) < 0 ||
+        fbf_hvec_push(&s->execs, h) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory starting job %s", j->id);
+    fbf_partition_unlink(&s->parts[j->part], s->jobs, h);
+    j->state = FBF_JOB_RUNNING;
+    j->reason = (uint8_t)why;
+    j->start = s->now;
+    j->est_end = j->walltime < 0 ? INFINITY : s->now + j->walltime; /* D4 */
+    j->rsv = NAN;
+    s->nb_free -= j->res;
+    s->nb_waiting--;
+    s->nb_running++;
+    return 0;
+}
+
+void fbf_sched_call_me_later(fbf_sched *s, double t) { s->cml = t; }

@@ -1,0 +1,137 @@
+/*
+ * engine: the scheduling engine's event API. No sockets, no JSON.
+ *
+ * A caller (a protocol codec) drives the engine one decision point at a
+ * time, as scheduling-semantics.md D0 says:
+ *
+ *     fbf_engine_begin(e, now);
+ *     fbf_engine_submit(...); fbf_engine_complete(...); ...   (in message order)
+ *     fbf_engine_decide(e, err);
+ *     decisions = fbf_engine_decisions(e, &n);                (REJECT, EXECUTE, CALL_ME_LATER)
+ *
+ * Jobs are named by their protocol id ("w0!17"); the engine maps each to a
+ * compact handle (fbf_job_h) that stays valid for the engine's lifetime.
+ *
+ * The engine owns a pool of worker threads (config.workers) over which the
+ * waiting jobs are partitioned; see engine/pool.h for who owns what when.
+ * Decisions never depend on the number of workers.
+ *
+ * Ownership: fbf_engine_create() returns an engine the caller destroys with
+ * fbf_engine_destroy() (NULL accepted). Strings and sets returned by getters
+ * are borrowed and live as long as the engine (decisions: until the next
+ * fbf_engine_begin()). Not thread-safe: one caller thread drives an engine.
+ *
+ * Errors: 0 or a negative errno code with a message in err:
+ *   -EINVAL  a request that contradicts the engine's state or arguments
+ *            (walltime NaN, a job completed twice, a platform set twice...)
+ *   -ENOENT  an unknown job id
+ *   -EEXIST  a job id submitted twice
+ *   -ENOMEM  allocation failure
+ *   -EPROTO  an internal inconsistency (a bug): the engine refuses to go on
+ */
+#ifndef FBF_ENGINE_H
+#define FBF_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/error.h"
+#include "engine/idset.h"
+
+typedef uint32_t fbf_job_h;
+#define FBF_JOB_NONE UINT32_MAX
+
+typedef struct fbf_engine fbf_engine;
+typedef struct fbf_policy_ops fbf_policy_ops; /* engine/policy_api.h */
+
+/* Unlimited reservation depth (conservative backfilling). */
+#define FBF_DEPTH_UNLIMITED INT64_MAX
+
+typedef struct fbf_engine_config {
+    const fbf_policy_ops *policy; /* required */
+    int64_t reservation_depth;    /* for the backfilling family; >= 1 */
+    unsigned workers;             /* >= 1 */
+} fbf_engine_config;
+
+typedef enum fbf_decision_kind {
+    FBF_DEC_REJECT = 1,
+    FBF_DEC_EXECUTE,
+    FBF_DEC_CALL_ME_LATER,
+} fbf_decision_kind;
+
+typedef struct fbf_decision {
+    fbf_decision_kind kind;
+    fbf_job_h job;  /* REJECT, EXECUTE */
+    double at;      /* CALL_ME_LATER: the requested time */
+} fbf_decision;
+
+typedef enum fbf_job_state {
+    FBF_JOB_WAITING = 1,
+    FBF_JOB_RUNNING,
+    FBF_JOB_DONE,     /* completed or killed */
+    FBF_JOB_REJECTED,
+} fbf_job_state;
+
+/* Why a job started (for metadata and tests). */
+typedef enum fbf_start_reason {
+    FBF_START_NONE = 0,
+    FBF_START_HEAD,        /* in queue order from the head (FCFS, D5) */
+    FBF_START_BACKFILLED,  /* ahead of an earlier waiting job */
+    FBF_START_RESERVATION, /* its reservation came due (D7 c) */
+} fbf_start_reason;
+
+fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err);
+void fbf_engine_destroy(fbf_engine *e);
+
+/* Sets the compute resources jobs may be given (once). nb_compute is
+ * fbf_idset_count(compute); it must be >= 1. */
+int fbf_engine_set_platform(fbf_engine *e, const fbf_idset *compute, fbf_error *err);
+bool fbf_engine_has_platform(const fbf_engine *e);
+uint32_t fbf_engine_nb_compute(const fbf_engine *e);
+
+/* Opens a decision point at now (clears the previous decisions). now must
+ * not go backwards (-EINVAL). */
+int fbf_engine_begin(fbf_engine *e, double now, fbf_error *err);
+
+/* A job submission. res is signed so that res < 1 can be rejected (D2)
+ * rather than refused; walltime < 0 (or NAN is refused) means "none".
+ * subtime orders the queue (D1). A job the policy rejects is recorded as a
+ * REJECT decision and never waits; that is not an error. */
+int fbf_engine_submit(fbf_engine *e, const char *id, double subtime, int64_t res,
+                      double walltime, fbf_error *err);
+
+/* A running job ended (any final state) at the current decision point:
+ * its resources are free again. -ENOENT unknown id, -EINVAL not running
+ * (err names the job and its state). */
+int fbf_engine_complete(fbf_engine *e, const char *id, fbf_error *err);
+
+/* Runs the one scheduling pass of this decision point. */
+int fbf_engine_decide(fbf_engine *e, fbf_error *err);
+
+/* The decisions of the current decision point, in D0 reply order. */
+const fbf_decision *fbf_engine_decisions(const fbf_engine *e, size_t *n);
+
+/* Estimated start of a hypothetical job (res, walltime) submitted now,
+ * from the policy's own reservations; INFINITY if it can never start,
+ * NAN if the policy cannot tell (e.g. FCFS with jobs of unknown walltime). */
+double fbf_engine_estimate_start(fbf_engine *e, int64_t res, double walltime);
+
+double fbf_engine_now(const fbf_engine *e);
+
+/* Getters on a job handle (valid handle required). */
+fbf_job_h fbf_engine_find(const fbf_engine *e, const char *id);
+const char *fbf_engine_job_id(const fbf_engine *e, fbf_job_h j);
+fbf_job_state fbf_engine_job_state(const fbf_engine *e, fbf_job_h j);
+const fbf_idset *fbf_engine_job_alloc(const fbf_engine *e, fbf_job_h j);
+double fbf_engine_job_start(const fbf_engine *e, fbf_job_h j);
+fbf_start_reason fbf_engine_job_start_reason(const fbf_engine *e, fbf_job_h j);
+/* The reservation the policy holds for a waiting job, or NAN. */
+double fbf_engine_job_reservation(const fbf_engine *e, fbf_job_h j);
+
+/* Counters. */
+size_t fbf_engine_nb_waiting(const fbf_engine *e);
+size_t fbf_engine_nb_running(const fbf_engine *e);
+uint32_t fbf_engine_nb_free(const fbf_engine *e);
+
+#endif

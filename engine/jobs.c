@@ -1,0 +1,172 @@
+/*
+ * jobs: the job store (see jobs.h).
+ *
+ * Invariants: handle h lives in chunk h >> CHUNK_BITS at slot h & mask;
+ * chunk pointers are allocated on demand and never freed before destroy;
+ * every record with handle < count is initialised. Key entries and id
+ * strings come from an arena of large blocks, so adding a job costs one
+ * hash insert and two bump allocations.
+ */
+#include "engine/jobs.h"
+
+#include <ck_hs.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_BITS 14
+#define CHUNK_SIZE (1u << CHUNK_BITS)
+#define MAX_CHUNKS (1u << (32 - CHUNK_BITS))
+#define ARENA_BLOCK (1u << 20)
+
+typedef struct key_entry {
+    const char *id;
+    fbf_job_h h;
+} key_entry;
+
+typedef struct arena_block {
+    struct arena_block *prev;
+    size_t used, cap;
+    char data[];
+} arena_block;
+
+struct fbf_jobs {
+    ck_hs_t map;
+    fbf_job **chunks; /* MAX_CHUNKS pointers */
+    size_t count;
+    arena_block *arena;
+};
+
+static void *hs_malloc(size_t n) { return malloc(n); }
+static void hs_free(void *p, size_t n, bool defer) { free(p); }
+static struct ck_malloc hs_alloc = {.malloc = hs_malloc, .free = hs_free};
+
+/* FNV-1a: ids are short and mostly share a prefix; good enough spread. */
+static unsigned long id_hash(const char *s, unsigned long seed)
+{
+    uint64_t h = 1469598103934665603ull ^ seed;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return (unsigned long)(h ^ (h >> 29));
+}
+
+static unsigned long entry_hash(const void *obj, unsigned long seed)
+{
+    return id_hash(((const key_entry *)obj)->id, seed);
+}
+
+static bool entry_eq(const void *a, const void *b)
+{
+    return strcmp(((const key_entry *)a)->id, ((const key_entry *)b)->id) == 0;
+}
+
+static void *arena_alloc(fbf_jobs *js, size_t n, size_t align)
+{
+    arena_block *b = js->arena;
+    size_t off = b ? (b->used + align - 1) & ~(align - 1) : 0;
+    if (!b || off + n > b->cap) {
+        size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+        arena_block *nb = malloc(sizeof *nb + cap);
+        if (!nb)
+            return NULL;
+        nb->prev = b;
+        nb->used = 0;
+        nb->cap = cap;
+        js->arena = b = nb;
+        off = 0;
+    }
+    b->used = off + n;
+    return b->data + off;
+}
+
+fbf_jobs *fbf_jobs_create(void)
+{
+    fbf_jobs *js = calloc(1, sizeof *js);
+    if (!js)
+        return NULL;
+    js->chunks = calloc(MAX_CHUNKS, sizeof *js->chunks);
+    if (!js->chunks ||
+        !ck_hs_init(&js->map, CK_HS_MODE_OBJECT | CK_HS_MODE_SPMC, entry_hash, entry_eq,
+                    &hs_alloc, 1024, 0x9e3779b9u)) {
+        free(js->chunks);
+        free(js);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return js;
+}
+
+void fbf_jobs_destroy(fbf_jobs *js)
+{
+    if (!js)
+        return;
+    for (size_t c = 0; c < MAX_CHUNKS && js->chunks[c]; c++) {
+        for (size_t i = 0; i < CHUNK_SIZE && (c << CHUNK_BITS) + i < js->count; i++)
+            fbf_idset_fini(&js->chunks[c][i].alloc);
+        free(js->chunks[c]);
+    }
+    free(js->chunks);
+    ck_hs_destroy(&js->map);
+    while (js->arena) {
+        arena_block *p = js->arena->prev;
+        free(js->arena);
+        js->arena = p;
+    }
+    free(js);
+}
+
+fbf_job_h fbf_jobs_find(const fbf_jobs *js, const char *id)
+{
+    key_entry probe = {.id = id, .h = FBF_JOB_NONE};
+    ck_hs_t *map = (ck_hs_t *)&js->map; /* ck_hs_get does not modify */
+    const key_entry *e = ck_hs_get(map, CK_HS_HASH(map, entry_hash, &probe), &probe);
+    return e ? e->h : FBF_JOB_NONE;
+}
+
+int fbf_jobs_add(fbf_jobs *js, const char *id, fbf_job_h *out)
+{
+    if (js->count >= (size_t)FBF_JOB_NONE - 1)
+        return -E2BIG;
+    key_entry probe = {.id = id, .h = FBF_JOB_NONE};
+    unsigned long hv = CK_HS_HASH(&js->map, entry_hash, &probe);
+    if (ck_hs_get(&js->map, hv, &probe))
+        return -EEXIST;
+
+    fbf_job_h h = (fbf_job_h)js->count;
+    size_t c = h >> CHUNK_BITS;
+    if (!js->chunks[c] && !(js->chunks[c] = malloc(CHUNK_SIZE * sizeof(fbf_job))))
+        return -ENOMEM;
+
+    size_t len = strlen(id) + 1;
+    char *copy = arena_alloc(js, len, 1);
+    key_entry *e = arena_alloc(js, sizeof *e, _Alignof(key_entry));
+    if (!copy || !e)
+        return -ENOMEM;
+    memcpy(copy, id, len);
+    e->id = copy;
+    e->h = h;
+    if (!ck_hs_put(&js->map, hv, e))
+        return -ENOMEM;
+
+    fbf_job *j = &js->chunks[c][h & (CHUNK_SIZE - 1)];
+    memset(j, 0, sizeof *j);
+    j->id = copy;
+    j->seq = js->count;
+    j->rsv = NAN;
+    j->prev = j->next = FBF_JOB_NONE;
+    fbf_idset_init(&j->alloc);
+    js->count++;
+    *out = h;
+    return 0;
+}
+
+size_t fbf_jobs_count(const fbf_jobs *js) { return js->count; }
+
+fbf_job *fbf_jobs_get(const fbf_jobs *js, fbf_job_h h)
+{
+    return &js->chunks[h >> CHUNK_BITS][h & (CHUNK_SIZE - 1)];
+}

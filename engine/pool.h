@@ -1,0 +1,48 @@
+/*
+ * pool: the worker threads and the hand-offs between them and the owner.
+ *
+ * DESIGN. One owner thread (the engine's caller: fastbf's I/O thread)
+ * drives N worker threads in phases:
+ *
+ *   - Between phases the owner posts 64-bit messages to worker w through
+ *     w's single-producer single-consumer Concurrency Kit ring (the owner
+ *     is the only producer, w the only consumer). Posting never blocks on
+ *     a worker; a full ring first runs a drain phase.
+ *   - fbf_pool_run(p, fn, arg) starts a phase: every worker drains its
+ *     ring (applying each message with the apply callback), then runs
+ *     fn(arg, w), then meets the others at a barrier; the owner returns
+ *     once all N have arrived. fn == NULL is a pure drain.
+ *
+ * Ownership of data follows the phases: during a phase worker w owns its
+ * partition (whatever the apply callback and fn touch for w); between
+ * phases the owner owns everything and workers are parked. Shared data a
+ * phase only reads (job records, a policy's profile) must not be written
+ * by anyone during the phase. The phase hand-off goes through a mutex and
+ * condition variables, which orders all memory before and after.
+ *
+ * Lock order: there is one mutex; nothing else is locked while holding it.
+ */
+#ifndef FBF_POOL_H
+#define FBF_POOL_H
+
+#include <stdint.h>
+
+typedef struct fbf_pool fbf_pool;
+
+typedef void (*fbf_pool_apply_fn)(void *ctx, unsigned worker, uint64_t msg);
+typedef void (*fbf_pool_phase_fn)(void *arg, unsigned worker);
+
+/* NULL with errno set on failure (EINVAL for n == 0 or n > 256). */
+fbf_pool *fbf_pool_create(unsigned n, fbf_pool_apply_fn apply, void *ctx);
+/* Stops and joins the workers after draining their rings. NULL accepted. */
+void fbf_pool_destroy(fbf_pool *p);
+
+unsigned fbf_pool_size(const fbf_pool *p);
+
+/* Owner only. Queues msg for worker w. */
+void fbf_pool_post(fbf_pool *p, unsigned w, uint64_t msg);
+
+/* Owner only. Runs one phase (see DESIGN) and waits for all workers. */
+void fbf_pool_run(fbf_pool *p, fbf_pool_phase_fn fn, void *arg);
+
+#endif

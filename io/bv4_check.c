@@ -1,0 +1,365 @@
+/*
+ * bv4_check: Batsim v4 request validation (see bv4_check.h).
+ *
+ * Each event type has a small checker listing its mandatory fields and
+ * their types; optional fields are type-checked when present. Real Batsim
+ * prints every float with six decimals but keeps workload integers as
+ * integers, so "an integer" means a JSON number with an integral value.
+ */
+#include "io/bv4_check.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct ctx {
+    int index;
+    const char *type;
+    fbf_error *err;
+} ctx;
+
+static const char *describe(const cJSON *v)
+{
+    if (!v)
+        return "nothing";
+    if (cJSON_IsString(v))
+        return "a string";
+    if (cJSON_IsNumber(v))
+        return "a number";
+    if (cJSON_IsBool(v))
+        return "a boolean";
+    if (cJSON_IsNull(v))
+        return "null";
+    if (cJSON_IsArray(v))
+        return "an array";
+    return "an object";
+}
+
+static int bad(const ctx *c, const char *field, const char *want, const cJSON *got)
+{
+    return fbf_errorf(c->err, -EPROTO, "event %d (%s): %s: expected %s, got %s", c->index,
+                      c->type, field, want, describe(got));
+}
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static bool is_int(const cJSON *v)
+{
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
+           v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 9e15;
+}
+
+#define NEED(cond, field, want, got)                                                           \
+    do {                                                                                       \
+        if (!(cond))                                                                           \
+            return bad(c, field, want, got);                                                   \
+    } while (0)
+
+#define OPTIONAL(obj, key, pred, field, want)                                                  \
+    do {                                                                                       \
+        const cJSON *v_ = get(obj, key);                                                       \
+        if (v_ && !pred(v_))                                                                   \
+            return bad(c, field, want, v_);                                                    \
+    } while (0)
+
+static int check_begins(const ctx *c, const cJSON *d)
+{
+    const cJSON *nb = get(d, "nb_resources");
+    NEED(is_int(nb) && nb->valuedouble >= 1, "data.nb_resources", "an integer >= 1", nb);
+    const cJSON *nc = get(d, "nb_compute_resources");
+    if (nc)
+        NEED(is_int(nc) && nc->valuedouble >= 1 && nc->valuedouble <= nb->valuedouble,
+             "data.nb_compute_resources", "an integer in [1, nb_resources]", nc);
+    OPTIONAL(d, "config", cJSON_IsObject, "data.config", "an object");
+    const cJSON *cr = get(d, "compute_resources");
+    if (!cr)
+        return 0;
+    NEED(cJSON_IsArray(cr), "data.compute_resources", "an array", cr);
+    int n = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cr)
+    {
+        const cJSON *id = get(r, "id");
+        NEED(cJSON_IsObject(r) && is_int(id) && id->valuedouble >= 0 &&
+                 id->valuedouble <= FBF_IDSET_MAX_ID,
+             "data.compute_resources[].id", "a resource number", cJSON_IsObject(r) ? id : r);
+        n++;
+    }
+    if (n == 0 || (nc && n != (int)nc->valuedouble))
+        return fbf_errorf(c->err, -EPROTO,
+                          "event %d (%s): data.compute_resources: %d entries for "
+                          "nb_compute_resources %d",
+                          c->index, c->type, n, nc ? (int)nc->valuedouble : -1);
+    return 0;
+}
+
+static int check_job_desc(const ctx *c, const cJSON *job, const char *where, const char *id)
+{
+    char f[96];
+    snprintf(f, sizeof f, "%s.res", where);
+    NEED(is_int(get(job, "res")), f, "an integer", get(job, "res"));
+    snprintf(f, sizeof f, "%s.walltime", where);
+    OPTIONAL(job, "walltime", cJSON_IsNumber, f, "a number");
+    snprintf(f, sizeof f, "%s.subtime", where);
+    OPTIONAL(job, "subtime", cJSON_IsNumber, f, "a number");
+    const cJSON *jid = get(job, "id");
+    if (jid && id) {
+        snprintf(f, sizeof f, "%s.id", where);
+        NEED(cJSON_IsString(jid), f, "a string", jid);
+        if (strcmp(jid->valuestring, id) != 0)
+            return fbf_errorf(c->err, -EPROTO, "event %d (%s): %s: \"%s\" differs from job_id "
+                              "\"%s\"", c->index, c->type, f, jid->valuestring, id);
+    }
+    return 0;
+}
+
+static int check_submitted(const ctx *c, const cJSON *d)
+{
+    const cJSON *id = get(d, "job_id");
+    NEED(cJSON_IsString(id), "data.job_id", "a string", id);
+    const cJSON *job = get(d, "job");
+    NEED(cJSON_IsObject(job), "data.job", "an object (fastbf needs job descriptions)", job);
+    OPTIONAL(d, "profile", cJSON_IsObject, "data.profile", "an object");
+    return check_job_desc(c, job, "data.job", id->valuestring);
+}
+
+static int check_completed(const ctx *c, const cJSON *d)
+{
+    static const char *const states[] = {
+        "NOT_SUBMITTED",        "SUBMITTED",          "RUNNING",
+        "COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
+        "COMPLETED_KILLED",     "COMPLETED_RESOURCE_FAILED", "REJECTED"};
+    const cJSON *id = get(d, "job_id");
+    NEED(cJSON_IsString(id), "data.job_id", "a string", id);
+    const cJSON *st = get(d, "job_state");
+    NEED(cJSON_IsString(st), "data.job_state", "a string", st);
+    bool known = false;
+    for (size_t i = 0; i < sizeof states / sizeof *states; i++)
+        known = known || strcmp(st->valuestring, states[i]) == 0;
+    if (!known)
+        return fbf_errorf(c->err, -EPROTO, "event %d (%s): data.job_state: unknown state \"%s\"",
+                          c->index, c->type, st->valuestring);
+    OPTIONAL(d, "return_code", is_int, "data.return_code", "an integer");
+    OPTIONAL(d, "alloc", cJSON_IsString, "data.alloc", "an interval set string");
+    return 0;
+}
+
+static int check_killed(const ctx *c, const cJSON *d)
+{
+    const cJSON *ids = get(d, "job_ids");
+    NEED(cJSON_IsArray(ids), "data.job_ids", "an array", ids);
+    const cJSON *id;
+    cJSON_ArrayForEach(id, ids) NEED(cJSON_IsString(id), "data.job_ids[]", "a string", id);
+    OPTIONAL(d, "job_progress", cJSON_IsObject, "data.job_progress", "an object");
+    return 0;
+}
+
+static int check_state_changed(const ctx *c, const cJSON *d)
+{
+    const cJSON *res = get(d, "resources");
+    NEED(cJSON_IsString(res), "data.resources", "an interval set string", res);
+    fbf_idset s;
+    fbf_idset_init(&s);
+    fbf_error e;
+    int rc = fbf_idset_parse(&s, res->valuestring, &e);
+    fbf_idset_fini(&s);
+    if (rc < 0)
+        return fbf_errorf(c->err, -EPROTO, "event %d (%s): data.resources: %s", c->index,
+                          c->type, e.text);
+    const cJSON *st = get(d, "state");
+    NEED(cJSON_IsString(st) || cJSON_IsNumber(st), "data.state", "a string", st);
+    return 0;
+}
+
+static int check_notify(const ctx *c, const cJSON *d)
+{
+    NEED(cJSON_IsString(get(d, "type")), "data.type", "a string", get(d, "type"));
+    return 0;
+}
+
+static int check_query(const ctx *c, const cJSON *d)
+{
+    const cJSON *reqs = get(d, "requests");
+    NEED(cJSON_IsObject(reqs), "data.requests", "an object", reqs);
+    const cJSON *r;
+    cJSON_ArrayForEach(r, reqs)
+    {
+        if (strcmp(r->string, "estimate_waiting_time") != 0)
+            return fbf_errorf(c->err, -EPROTO,
+                              "event %d (%s): data.requests: unknown request \"%s\" (fastbf "
+                              "answers estimate_waiting_time)",
+                              c->index, c->type, r->string);
+        NEED(cJSON_IsObject(r), "data.requests.estimate_waiting_time", "an object", r);
+        const cJSON *id = get(r, "job_id");
+        NEED(cJSON_IsString(id), "data.requests.estimate_waiting_time.job_id", "a string", id);
+        const cJSON *job = get(r, "job");
+        NEED(cJSON_IsObject(job), "data.requests.estimate_waiting_time.job", "an object", job);
+        int rc = check_job_desc(c, job, "data.requests.estimate_waiting_time.job", NULL);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int check_nothing(const ctx *c, const cJSON *d) { return 0; }
+
+typedef struct checker {
+    const char *type;
+    int (*check)(const ctx *c, const cJSON *data);
+} checker;
+
+static const checker checkers[] = {
+    {"SIMULATION_BEGINS", check_begins},
+    {"SIMULATION_ENDS", check_nothing},
+    {"JOB_SUBMITTED", check_submitted},
+    {"JOB_COMPLETED", check_completed},
+    {"JOB_KILLED", check_killed},
+    {"RESOURCE_STATE_CHANGED", check_state_changed},
+    {"REQUESTED_CALL", check_nothing},
+    {"NOTIFY", check_notify},
+    {"QUERY", check_query},
+    {"ANSWER", check_nothing},
+};
+
+static const char *const scheduler_only[] = {
+    "REJECT_JOB",       "EXECUTE_JOB",        "CALL_ME_LATER",    "KILL_JOB",
+    "REGISTER_JOB",     "REGISTER_PROFILE",   "SET_RESOURCE_STATE", "SET_JOB_METADATA",
+    "CHANGE_JOB_STATE",
+};
+
+static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *begun)
+{
+    if (!cJSON_IsObject(ev))
+        return fbf_errorf(c->err, -EPROTO, "event %d: expected an object, got %s", c->index,
+                          describe(ev));
+    const cJSON *type = get(ev, "type");
+    if (!cJSON_IsString(type))
+        return fbf_errorf(c->err, -EPROTO, "event %d: type: expected a string, got %s",
+                          c->index, describe(type));
+    c->type = type->valuestring;
+    const cJSON *ts = get(ev, "timestamp");
+    NEED(cJSON_IsNumber(ts) && isfinite(ts->valuedouble), "timestamp", "a number", ts);
+    if (ts->valuedouble > now)
+        return fbf_errorf(c->err, -EPROTO, "event %d (%s): timestamp: %.6f is after now %.6f",
+                          c->index, c->type, ts->valuedouble, now);
+    if (ts->valuedouble < *prev)
+        return fbf_errorf(c->err, -EPROTO,
+                          "event %d (%s): timestamp: %.6f is before the previous event's %.6f",
+                          c->index, c->type, ts->valuedouble, *prev);
+    *prev = ts->valuedouble;
+    const cJSON *data = get(ev, "data");
+    NEED(cJSON_IsObject(data), "data", "an object", data);
+
+    for (size_t i = 0; i < sizeof scheduler_only / sizeof *scheduler_only; i++)
+        if (strcmp(c->type, scheduler_only[i]) == 0)
+            return fbf_errorf(c->err, -EPROTO,
+                              "event %d (%s): type: this event goes from the scheduler to "
+                              "Batsim, not the other way",
+                              c->index, c->type);
+    for (size_t i = 0; i < sizeof checkers / sizeof *checkers; i++) {
+        if (strcmp(c->type, checkers[i].type) != 0)
+            continue;
+        bool is_begin = i == 0;
+        if (is_begin && *begun)
+            return fbf_errorf(c->err, -EPROTO, "event %d (%s): the simulation already began",
+                              c->index, c->type);
+        if (!is_begin && !*begun)
+            return fbf_errorf(c->err, -EPROTO,
+                              "event %d (%s): received before SIMULATION_BEGINS", c->index,
+                              c->type);
+        *begun = true;
+        return checkers[i].check(c, data);
+    }
+    return fbf_errorf(c->err, -EPROTO, "event %d (%s): type: unknown event type", c->index,
+                      c->type);
+}
+
+int fbf_bv4_check(const char *text, size_t len, bool begun, cJSON **root, fbf_error *err)
+{
+    *root = NULL;
+    cJSON *r = cJSON_ParseWithLength(text, len);
+    if (!r) {
+        const char *at = cJSON_GetErrorPtr();
+        long off = at && at >= text && at <= text + len ? (long)(at - text) : -1;
+        return fbf_errorf(err, -EPROTO, "malformed JSON message near byte %ld", off);
+    }
+    ctx c = {.index = -1, .type = "message", .err = err};
+    int rc = 0;
+    const cJSON *now = get(r, "now"), *events = get(r, "events");
+    if (!cJSON_IsObject(r))
+        rc = fbf_errorf(err, -EPROTO, "message: expected a JSON object, got %s", describe(r));
+    else if (!cJSON_IsNumber(now) || !isfinite(now->valuedouble))
+        rc = fbf_errorf(err, -EPROTO, "message: now: expected a number, got %s",
+                        describe(now));
+    else if (!cJSON_IsArray(events))
+        rc = fbf_errorf(err, -EPROTO, "message: events: expected an array, got %s",
+                        describe(events));
+    double prev = -INFINITY;
+    const cJSON *ev;
+    if (rc == 0)
+        cJSON_ArrayForEach(ev, events)
+        {
+            c.index++;
+            if ((rc = check_event(&c, ev, now->valuedouble, &prev, &begun)) < 0)
+                break;
+        }
+    if (rc == 0 && !begun)
+        rc = fbf_errorf(err, -EPROTO, "message: the first message must hold SIMULATION_BEGINS");
+    if (rc < 0) {
+        cJSON_Delete(r);
+        return rc;
+    }
+    *root = r;
+    return 0;
+}
+
+int fbf_bv4_compute_set(const cJSON *data, fbf_idset *out, fbf_error *err)
+{
+    fbf_idset_clear(out);
+    const cJSON *cr = get(data, "compute_resources");
+    int rc = 0;
+    if (cr) {
+        const cJSON *r;
+        cJSON_ArrayForEach(r, cr)
+        {
+            uint32_t id = (uint32_t)get(r, "id")->valuedouble;
+            if (fbf_idset_contains(out, id))
+                return fbf_errorf(err, -EPROTO,
+                                  "SIMULATION_BEGINS: compute_resources: id %u listed twice", id);
+            if ((rc = fbf_idset_add_range(out, id, id)) < 0)
+                break;
+        }
+    } else {
+        const cJSON *nc = get(data, "nb_compute_resources");
+        double n = (nc ? nc : get(data, "nb_resources"))->valuedouble;
+        rc = fbf_idset_add_range(out, 0, (uint32_t)n - 1);
+    }
+    return rc < 0 ? fbf_errorf(err, rc, "SIMULATION_BEGINS: out of memory") : 0;
+}
+
+int fbf_bv4_queue_answers(const cJSON *data, cJSON *answers, fbf_error *err)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, get(data, "requests"))
+    {
+        const cJSON *job = get(r, "job");
+        const cJSON *wall = get(job, "walltime");
+        cJSON *ev = cJSON_CreateObject();
+        cJSON *d = cJSON_AddObjectToObject(ev, "data");
+        cJSON *est = cJSON_AddObjectToObject(d, "estimate_waiting_time");
+        if (!est || !cJSON_AddNumberToObject(ev, "timestamp", 0) ||
+            !cJSON_AddStringToObject(ev, "type", "ANSWER") ||
+            !cJSON_AddStringToObject(est, "job_id", get(r, "job_id")->valuestring) ||
+            !cJSON_AddNumberToObject(est, "res", get(job, "res")->valuedouble) ||
+            !cJSON_AddNumberToObject(est, "walltime", wall ? wall->valuedouble : -1.0)) {
+            cJSON_Delete(ev);
+            return fbf_errorf(err, -ENOMEM, "out of memory");
+        }
+        cJSON_AddItemToArray(answers, ev);
+    }
+    return 0;
+}

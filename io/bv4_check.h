@@ -1,0 +1,39 @@
+/*
+ * bv4_check: validation of Batsim v4 requests against the protocol's
+ * constraints, before anything is applied.
+ *
+ * fbf_bv4_check() parses the text and checks the envelope (`now` a finite
+ * number, `events` an array), each event (`timestamp` a number <= now and
+ * not below the previous one, `type` a known Batsim-to-scheduler event,
+ * `data` an object) and each event's mandatory fields and their types.
+ * Every failure is -EPROTO with one line naming the event (index and type)
+ * and the field, e.g.
+ *   event 2 (JOB_SUBMITTED): data.job.res: expected an integer, got "4"
+ *
+ * Ownership: on success *root is a cJSON tree the caller frees with
+ * cJSON_Delete(); on failure nothing is returned.
+ */
+#ifndef FBF_BV4_CHECK_H
+#define FBF_BV4_CHECK_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "engine/error.h"
+#include "engine/idset.h"
+
+/* begun: whether SIMULATION_BEGINS was already received (it must come
+ * first, and only once). */
+int fbf_bv4_check(const char *text, size_t len, bool begun, cJSON **root, fbf_error *err);
+
+/* The compute resources of a checked SIMULATION_BEGINS data object: the
+ * ids of compute_resources when given, else 0..nb_compute_resources-1
+ * (else 0..nb_resources-1). */
+int fbf_bv4_compute_set(const cJSON *data, fbf_idset *out, fbf_error *err);
+
+/* Appends one ANSWER event skeleton per request of a checked QUERY data
+ * object to answers; the estimate itself is filled in after the pass. */
+int fbf_bv4_queue_answers(const cJSON *data, cJSON *answers, fbf_error *err);
+
+#endif

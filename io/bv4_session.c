@@ -1,0 +1,341 @@
+/*
+ * bv4_session: the Batsim v4 JSON protocol, scheduler side (see
+ * bv4_session.h).
+ *
+ * A request is handled in two passes so that a bad message never reaches
+ * the engine half-applied by accident of field order: check() validates
+ * the envelope and every event's fields and types (io/bv4_check.c); only
+ * then apply() feeds the events, in message order, to the engine, which
+ * may still refuse one (an unknown or not-running job) — that error ends
+ * the session. Replies are built with cJSON, decisions in D0 order
+ * followed by any ANSWER.
+ *
+ * Both the nested config of the protocol text (config.redis.enabled,
+ * config.job_submission...) and the flat one real Batsim 4.2.1 sends
+ * (redis-enabled, dynamic-jobs-enabled...) are understood.
+ */
+#include "io/bv4_session.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/bv4_check.h"
+
+struct fbf_bv4_session {
+    fbf_bv4_options opt;
+    fbf_engine *engine;
+    bool begun, ended;
+    bool dynamic_jobs;  /* Batsim waits for registration_finished */
+    bool notified_registration;
+    bool no_more_static, no_more_external;
+    char *reply;
+    unsigned long nb_messages;
+};
+
+fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *err)
+{
+    fbf_bv4_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        fbf_errorf(err, -ENOMEM, "out of memory");
+        return NULL;
+    }
+    s->opt = *opt;
+    s->engine = fbf_engine_create(&opt->engine, err);
+    if (!s->engine) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void fbf_bv4_session_destroy(fbf_bv4_session *s)
+{
+    if (!s)
+        return;
+    fbf_engine_destroy(s->engine);
+    cJSON_free(s->reply);
+    free(s);
+}
+
+fbf_engine *fbf_bv4_session_engine(fbf_bv4_session *s) { return s->engine; }
+
+static bool config_flag(const cJSON *config, const char *flat, const char *group,
+                        const char *sub, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, flat);
+    if (cJSON_IsBool(v))
+        return cJSON_IsTrue(v);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(config, group);
+    if (sub)
+        g = cJSON_GetObjectItemCaseSensitive(g, sub);
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, key));
+}
+
+static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
+{
+    const cJSON *config = cJSON_GetObjectItemCaseSensitive(data, "config");
+    if (config_flag(config, "redis-enabled", "redis", NULL, "enabled"))
+        return fbf_errorf(err, -ENOTSUP,
+                          "SIMULATION_BEGINS: config enables Redis, which this fastbf does not "
+                          "support; run Batsim without --enable-redis");
+    s->dynamic_jobs =
+        config_flag(config, "dynamic-jobs-enabled", "job_submission", "from_scheduler", "enabled");
+
+    fbf_idset compute;
+    fbf_idset_init(&compute);
+    int rc = fbf_bv4_compute_set(data, &compute, err);
+    if (rc == 0)
+        rc = fbf_engine_set_platform(s->engine, &compute, err);
+    fbf_idset_fini(&compute);
+    if (rc == 0 && s->opt.log)
+        fprintf(s->opt.log, "fastbf: platform of %u compute resources\n",
+                fbf_engine_nb_compute(s->engine));
+    return rc;
+}
+
+static int on_submitted(fbf_bv4_session *s, double ts, const cJSON *data, fbf_error *err)
+{
+    const char *id = cJSON_GetObjectItemCaseSensitive(data, "job_id")->valuestring;
+    const cJSON *job = cJSON_GetObjectItemCaseSensitive(data, "job");
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(job, "res");
+    const cJSON *wall = cJSON_GetObjectItemCaseSensitive(job, "walltime");
+    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(job, "subtime");
+    double walltime = cJSON_IsNumber(wall) ? wall->valuedouble : -1.0;
+    double subtime = cJSON_IsNumber(sub) ? sub->valuedouble : ts;
+    int rc = fbf_engine_submit(s->engine, id, subtime, (int64_t)res->valuedouble, walltime, err);
+    if (rc < 0) {
+        fbf_error inner = *err;
+        return fbf_errorf(err, rc, "JOB_SUBMITTED: %s", inner.text);
+    }
+    return 0;
+}
+
+static int on_completed(fbf_bv4_session *s, const char *type, const char *id,
+                        const cJSON *alloc, fbf_error *err)
+{
+    fbf_job_h h = fbf_engine_find(s->engine, id);
+    if (h == FBF_JOB_NONE)
+        return fbf_errorf(err, -ENOENT, "%s: job_id: unknown job %s", type, id);
+    if (cJSON_IsString(alloc)) {
+        fbf_idset got;
+        fbf_idset_init(&got);
+        int rc = fbf_idset_parse(&got, alloc->valuestring, err);
+        bool same = rc == 0 && fbf_idset_equal(&got, fbf_engine_job_alloc(s->engine, h));
+        fbf_idset_fini(&got);
+        if (rc < 0 || (!same && fbf_engine_job_state(s->engine, h) == FBF_JOB_RUNNING)) {
+            char want[64];
+            fbf_idset_format(fbf_engine_job_alloc(s->engine, h), want, sizeof want);
+            return fbf_errorf(err, -EPROTO, "%s: alloc: job %s ran on \"%s\", not \"%s\"", type,
+                              id, want, alloc->valuestring);
+        }
+    }
+    fbf_error inner;
+    int rc = fbf_engine_complete(s->engine, id, &inner);
+    return rc < 0 ? fbf_errorf(err, rc, "%s: %s", type, inner.text) : 0;
+}
+
+static int on_killed(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
+{
+    const cJSON *id;
+    cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(data, "job_ids"))
+    {
+        fbf_job_h h = fbf_engine_find(s->engine, id->valuestring);
+        if (h == FBF_JOB_NONE)
+            return fbf_errorf(err, -ENOENT, "JOB_KILLED: job_ids: unknown job %s",
+                              id->valuestring);
+        /* A job that completed before the kill was already reported. */
+        if (fbf_engine_job_state(s->engine, h) == FBF_JOB_DONE)
+            continue;
+        int rc = on_completed(s, "JOB_KILLED", id->valuestring, NULL, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int on_notify(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
+{
+    const char *what = cJSON_GetObjectItemCaseSensitive(data, "type")->valuestring;
+    if (strcmp(what, "no_more_static_job_to_submit") == 0)
+        s->no_more_static = true;
+    else if (strcmp(what, "no_more_external_event_to_occur") == 0)
+        s->no_more_external = true;
+    else
+        return fbf_errorf(err, -EPROTO, "NOTIFY: type: unknown notification \"%s\"", what);
+    return 0;
+}
+
+static int apply(fbf_bv4_session *s, const cJSON *events, cJSON *answers, fbf_error *err)
+{
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, events)
+    {
+        double ts = cJSON_GetObjectItemCaseSensitive(ev, "timestamp")->valuedouble;
+        const char *type = cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring;
+        const cJSON *data = cJSON_GetObjectItemCaseSensitive(ev, "data");
+        int rc = 0;
+        if (strcmp(type, "SIMULATION_BEGINS") == 0)
+            rc = on_begins(s, data, err);
+        else if (strcmp(type, "JOB_SUBMITTED") == 0)
+            rc = on_submitted(s, ts, data, err);
+        else if (strcmp(type, "JOB_COMPLETED") == 0)
+            rc = on_completed(s, type,
+                              cJSON_GetObjectItemCaseSensitive(data, "job_id")->valuestring,
+                              cJSON_GetObjectItemCaseSensitive(data, "alloc"), err);
+        else if (strcmp(type, "JOB_KILLED") == 0)
+            rc = on_killed(s, data, err);
+        else if (strcmp(type, "NOTIFY") == 0)
+            rc = on_notify(s, data, err);
+        else if (strcmp(type, "QUERY") == 0)
+            rc = fbf_bv4_queue_answers(data, answers, err);
+        else if (strcmp(type, "SIMULATION_ENDS") == 0)
+            s->ended = true;
+        else if (s->opt.log) /* REQUESTED_CALL, RESOURCE_STATE_CHANGED, ANSWER */
+            fprintf(s->opt.log, "fastbf: %s at %.6f\n", type, ts);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Fills each pending estimate_waiting_time answer from the engine, now
+ * that the pass has run, so it reflects the policy's current reservations. */
+static void fill_answers(fbf_bv4_session *s, cJSON *answers)
+{
+    double now = fbf_engine_now(s->engine);
+    cJSON *a;
+    cJSON_ArrayForEach(a, answers)
+    {
+        cJSON *est = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(a, "data"), "estimate_waiting_time");
+        cJSON *res = cJSON_DetachItemFromObjectCaseSensitive(est, "res");
+        cJSON *wall = cJSON_DetachItemFromObjectCaseSensitive(est, "walltime");
+        double t = fbf_engine_estimate_start(s->engine, (int64_t)res->valuedouble,
+                                             wall->valuedouble);
+        /* -1: never, or the policy cannot tell (JSON has no infinity). */
+        cJSON_AddNumberToObject(est, "estimated_waiting_time", isfinite(t) ? t - now : -1.0);
+        cJSON_Delete(res);
+        cJSON_Delete(wall);
+    }
+}
+
+static int add_event(cJSON *events, double now, const char *type, cJSON *data)
+{
+    cJSON *ev = cJSON_CreateObject();
+    if (!ev || !data) {
+        cJSON_Delete(ev);
+        cJSON_Delete(data);
+        return -ENOMEM;
+    }
+    cJSON_AddNumberToObject(ev, "timestamp", now);
+    cJSON_AddStringToObject(ev, "type", type);
+    cJSON_AddItemToObject(ev, "data", data);
+    cJSON_AddItemToArray(events, ev);
+    return 0;
+}
+
+static int build_reply(fbf_bv4_session *s, cJSON *answers, cJSON **out)
+{
+    double now = fbf_engine_now(s->engine);
+    cJSON *root = cJSON_CreateObject();
+    cJSON *events = cJSON_CreateArray();
+    if (!root || !events) {
+        cJSON_Delete(root);
+        cJSON_Delete(events);
+        return -ENOMEM;
+    }
+    cJSON_AddNumberToObject(root, "now", now);
+    cJSON_AddItemToObject(root, "events", events);
+    *out = root;
+    if (s->ended)
+        return 0; /* SIMULATION_ENDS: a reply with no events */
+
+    size_t n;
+    const fbf_decision *d = fbf_engine_decisions(s->engine, &n);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        cJSON *data = cJSON_CreateObject();
+        if (d[i].kind == FBF_DEC_CALL_ME_LATER) {
+            cJSON_AddNumberToObject(data, "timestamp", d[i].at);
+            rc = add_event(events, now, "CALL_ME_LATER", data);
+            continue;
+        }
+        cJSON_AddStringToObject(data, "job_id", fbf_engine_job_id(s->engine, d[i].job));
+        if (d[i].kind == FBF_DEC_REJECT) {
+            rc = add_event(events, now, "REJECT_JOB", data);
+            continue;
+        }
+        char *alloc = fbf_idset_to_string(fbf_engine_job_alloc(s->engine, d[i].job));
+        if (!alloc || !cJSON_AddStringToObject(data, "alloc", alloc))
+            rc = -ENOMEM;
+        free(alloc);
+        if (rc == 0)
+            rc = add_event(events, now, "EXECUTE_JOB", data);
+        else
+            cJSON_Delete(data);
+    }
+    /* fastbf registers no job: tell Batsim at once so it can end. */
+    if (rc == 0 && s->dynamic_jobs && !s->notified_registration) {
+        cJSON *data = cJSON_CreateObject();
+        cJSON_AddStringToObject(data, "type", "registration_finished");
+        rc = add_event(events, now, "NOTIFY", data);
+        s->notified_registration = true;
+    }
+    cJSON *a;
+    while (rc == 0 && (a = cJSON_DetachItemFromArray(answers, 0)) != NULL) {
+        cJSON_ReplaceItemInObjectCaseSensitive(a, "timestamp", cJSON_CreateNumber(now));
+        cJSON_AddItemToArray(events, a);
+    }
+    return rc;
+}
+
+int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
+                           const char **reply, size_t *reply_len, fbf_error *err)
+{
+    if (s->ended)
+        return fbf_errorf(err, -EPROTO, "message received after SIMULATION_ENDS");
+    cJSON *root = NULL;
+    int rc = fbf_bv4_check(req, len, s->begun, &root, err);
+    if (rc < 0)
+        return rc;
+    s->begun = true;
+    s->nb_messages++;
+    double now = cJSON_GetObjectItemCaseSensitive(root, "now")->valuedouble;
+    cJSON *answers = cJSON_CreateArray();
+    cJSON *out = NULL;
+    fbf_error inner;
+    if (!answers)
+        rc = fbf_errorf(err, -ENOMEM, "out of memory");
+    else if ((rc = fbf_engine_begin(s->engine, now, &inner)) < 0)
+        fbf_errorf(err, rc, "now: %s", inner.text);
+    else if ((rc = apply(s, cJSON_GetObjectItemCaseSensitive(root, "events"), answers, err)) ==
+                 0 &&
+             (rc = fbf_engine_decide(s->engine, err)) == 0) {
+        fill_answers(s, answers);
+        if (build_reply(s, answers, &out) < 0)
+            rc = fbf_errorf(err, -ENOMEM, "out of memory building the reply");
+    }
+    cJSON_Delete(root);
+    cJSON_Delete(answers);
+    if (rc == 0) {
+        cJSON_free(s->reply);
+        s->reply = cJSON_PrintUnformatted(out);
+        if (!s->reply)
+            rc = fbf_errorf(err, -ENOMEM, "out of memory printing the reply");
+    }
+    cJSON_Delete(out);
+    if (rc < 0)
+        return rc;
+    if (s->opt.log) {
+        size_t n;
+        fbf_engine_decisions(s->engine, &n);
+        fprintf(s->opt.log, "fastbf: now %.6f: %zu decisions, %zu waiting, %zu running\n", now,
+                n, fbf_engine_nb_waiting(s->engine), fbf_engine_nb_running(s->engine));
+    }
+    *reply = s->reply;
+    *reply_len = strlen(s->reply);
+    return s->ended ? FBF_BV4_ENDED : 0;
+}

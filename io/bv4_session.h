@@ -1,0 +1,50 @@
+/*
+ * bv4_session: one Batsim v4 JSON-protocol conversation, transport-free.
+ *
+ * A session turns each request message (a JSON text from Batsim) into the
+ * reply message, applying the request's events to an engine it owns and
+ * running the decision pass. The ZeroMQ server (io/zmq_server.h) and any
+ * in-process driver (fastbf-replay --inproc) use the very same entry
+ * point, so both see the same validation and the same decisions.
+ *
+ * Ownership: fbf_bv4_session_create() returns a session the caller
+ * destroys with fbf_bv4_session_destroy() (NULL accepted). The reply
+ * returned by fbf_bv4_session_handle() is owned by the session and valid
+ * until the next call.
+ *
+ * Errors: a request that breaks the protocol (malformed JSON, a missing or
+ * mistyped field, timestamps out of order, an unknown event type or job id)
+ * returns -EPROTO (or -EINVAL) with one line in err naming the event and
+ * the field; the session must not be used after an error, since the
+ * request may have been applied in part.
+ */
+#ifndef FBF_BV4_SESSION_H
+#define FBF_BV4_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "engine/engine.h"
+
+typedef struct fbf_bv4_session fbf_bv4_session;
+
+typedef struct fbf_bv4_options {
+    fbf_engine_config engine;
+    FILE *log;    /* where --verbose lines go; NULL = silent */
+} fbf_bv4_options;
+
+/* Returned by fbf_bv4_session_handle() once SIMULATION_ENDS was handled:
+ * send the reply, then close. */
+#define FBF_BV4_ENDED 1
+
+fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *err);
+void fbf_bv4_session_destroy(fbf_bv4_session *s);
+
+int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
+                           const char **reply, size_t *reply_len, fbf_error *err);
+
+/* The engine behind the session (borrowed), for tests and statistics. */
+fbf_engine *fbf_bv4_session_engine(fbf_bv4_session *s);
+
+#endif

@@ -1,0 +1,22 @@
+/*
+ * zmq_server: the ZeroMQ REP transport of the Batsim v4 protocol.
+ *
+ * fbf_zmq_serve() binds a REP socket to the endpoint and runs the
+ * synchronous exchange on the calling thread (the I/O thread: ZeroMQ
+ * sockets are not thread-safe, so no other thread touches it): receive a
+ * request, let the session turn it into a reply, send the reply; until
+ * SIMULATION_ENDS has been answered. It returns 0 then, or a negative code
+ * with a message (a protocol violation, a socket error, a signal).
+ */
+#ifndef FBF_ZMQ_SERVER_H
+#define FBF_ZMQ_SERVER_H
+
+#include "engine/error.h"
+#include "io/bv4_session.h"
+
+/* Default endpoint: what Batsim connects to (tcp://localhost:28000). */
+#define FBF_ZMQ_DEFAULT_ENDPOINT "tcp://*:28000"
+
+int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_error *err);
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * fastbf: the decision process. Parses the command line, builds a Batsim
+ * v4 session with the chosen policy and serves it over ZeroMQ.
+ *
+ * Exit codes: 0 after SIMULATION_ENDS, 1 on a protocol violation or a
+ * transport failure (one line on stderr says what), 2 on a bad command
+ * line.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/bv4_session.h"
+#include "io/zmq_server.h"
+#include "policies/registry.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: fastbf [--policy NAME] [--reservation-depth K] [--endpoint URL]\n"
+            "              [--workers N] [--verbose]\n"
+            "       fastbf --help | --version\n"
+            "\n"
+            "A Batsim v4 decision process (JSON protocol over a ZeroMQ REP socket).\n"
+            "\n"
+            "  --policy NAME            scheduling policy (default: easy):\n");
+    for (const fbf_policy_entry *e = fbf_policy_list(); e->name; e++)
+        fprintf(out, "                             %-13s %s\n", e->name, e->summary);
+    fprintf(out,
+            "  --reservation-depth K    backfilling: how many waiting jobs hold a reservation\n"
+            "                           (easy: 1, conservative: unlimited; K >= 1 or\n"
+            "                           'unlimited')\n"
+            "  --endpoint URL           ZeroMQ endpoint to bind (default: %s)\n"
+            "  --workers N              worker threads over which waiting jobs are\n"
+            "                           partitioned (default: 1; decisions do not depend on N)\n"
+            "  --verbose                log each exchange on stderr\n"
+            "  --help                   show this help\n"
+            "  --version                show the version\n",
+            FBF_ZMQ_DEFAULT_ENDPOINT);
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "fastbf: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'fastbf --help'.\n");
+    return 2;
+}
+
+static bool parse_count(const char *s, long long min, long long max, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"policy", required_argument, NULL, 'p'},
+        {"reservation-depth", required_argument, NULL, 'd'},
+        {"endpoint", required_argument, NULL, 'e'},
+        {"workers", required_argument, NULL, 'w'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *policy = "easy", *endpoint = FBF_ZMQ_DEFAULT_ENDPOINT, *depth_arg = NULL;
+    long long workers = 1, depth = 0;
+    bool verbose = false;
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'p': policy = optarg; break;
+        case 'd': depth_arg = optarg; break;
+        case 'e': endpoint = optarg; break;
+        case 'w':
+            if (!parse_count(optarg, 1, 256, &workers))
+                return bad_usage("--workers: '%s' is not a number from 1 to 256", optarg);
+            break;
+        case 'v': verbose = true; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("fastbf %s\n", FBF_VERSION); return 0;
+        case ':': return bad_usage("option '%s' needs a value", argv[optind - 1]);
+        default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return bad_usage("unexpected argument '%s'", argv[optind]);
+
+    const fbf_policy_entry *pe = fbf_policy_lookup(policy);
+    if (!pe)
+        return bad_usage("unknown policy '%s' (fcfs, easy or conservative)", policy);
+    depth = pe->default_depth;
+    if (depth_arg) {
+        if (pe->ops != fbf_policy_lookup("easy")->ops)
+            return bad_usage("--reservation-depth applies to the backfilling policies, not "
+                             "'%s'",
+                             policy);
+        if (strcmp(depth_arg, "unlimited") == 0)
+            depth = FBF_DEPTH_UNLIMITED;
+        else if (!parse_count(depth_arg, 1, FBF_DEPTH_UNLIMITED, &depth))
+            return bad_usage("--reservation-depth: '%s' is not a number >= 1 or 'unlimited'",
+                             depth_arg);
+    }
+
+    /* A write to a dead pipe must be an error, not a silent death. */
+    signal(SIGPIPE, SIG_IGN);
+
+    fbf_bv4_options o = {
+        .engine = {.policy = pe->ops, .reservation_depth = depth, .workers = (unsigned)workers},
+        .log = verbose ? stderr : NULL,
+    };
+    fbf_error err = {{0}};
+    fbf_bv4_session *s = fbf_bv4_session_create(&o, &err);
+    if (!s) {
+        fprintf(stderr, "fastbf: %s\n", err.text);
+        return 1;
+    }
+    if (verbose)
+        fprintf(stderr, "fastbf: policy %s, depth %lld, %lld workers, listening on %s\n",
+                pe->name, depth == FBF_DEPTH_UNLIMITED ? -1LL : depth, workers, endpoint);
+    int rc = fbf_zmq_serve(endpoint, s, &err);
+    fbf_bv4_session_destroy(s);
+    if (rc < 0) {
+        fprintf(stderr, "fastbf: %s\n", err.text);
+        return 1;
+    }
+    return 0;
+}
