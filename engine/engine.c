@@ -26,6 +26,10 @@
 #include "engine/pool.h"
 #include "engine/queue.h"
 
+/* Below these sizes, waking the workers costs more than the work. */
+#define INLINE_SYNC_BELOW 512
+#define PARALLEL_SCAN_FROM 4096
+
 typedef struct heap_item {
     double end;
     fbf_job_h job;
@@ -308,7 +312,7 @@ static int push_decision(fbf_engine *e, fbf_decision d)
 
 int fbf_engine_decide(fbf_engine *e, fbf_error *err)
 {
-    fbf_pool_run(e->pool, NULL, NULL); /* every submission is in its partition */
+    fbf_pool_sync(e->pool, INLINE_SYNC_BELOW); /* every submission is in its partition */
     if (e->has_platform) {
         int rc = e->ops->decide(e->pstate, e, err);
         if (rc < 0)
@@ -337,7 +341,7 @@ double fbf_engine_estimate_start(fbf_engine *e, int64_t res, double walltime)
         return INFINITY;
     if (e->ops->needs_walltime && walltime < 0)
         return INFINITY;
-    fbf_pool_run(e->pool, NULL, NULL);
+    fbf_pool_sync(e->pool, INLINE_SYNC_BELOW);
     return e->ops->estimate(e->pstate, e, (uint32_t)res, walltime);
 }
 
@@ -444,7 +448,10 @@ static void scan_phase(void *arg, unsigned w)
 int fbf_sched_scan(fbf_sched *s, fbf_sched_filter keep, const void *ctx, fbf_hvec *out)
 {
     scan_job sj = {.e = s, .keep = keep, .ctx = ctx, .err = 0};
-    fbf_pool_run(s->pool, scan_phase, &sj);
+    if (s->nb_waiting >= PARALLEL_SCAN_FROM)
+        fbf_pool_run(s->pool, scan_phase, &sj);
+    else
+        fbf_pool_run_inline(s->pool, scan_phase, &sj);
     if (sj.err)
         return sj.err;
     unsigned n = s->cfg.workers;

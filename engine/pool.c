@@ -21,6 +21,7 @@ typedef struct worker {
     fbf_pool *pool;
     unsigned idx;
     pthread_t thread;
+    unsigned posted; /* owner's count of messages since the last drain */
     ck_ring_t ring;
     ck_ring_buffer_t *buf;
 } worker;
@@ -171,5 +172,29 @@ void fbf_pool_post(fbf_pool *p, unsigned w, uint64_t msg)
 {
     worker *wk = &p->w[w];
     while (!ck_ring_enqueue_spsc(&wk->ring, wk->buf, (void *)(uintptr_t)msg))
-        fbf_pool_run(p, NULL, NULL); /* ring full: let every worker drain */
+        fbf_pool_sync(p, 0); /* ring full: let every worker drain */
+    wk->posted++;
+}
+
+void fbf_pool_sync(fbf_pool *p, unsigned inline_below)
+{
+    unsigned total = 0;
+    for (unsigned i = 0; i < p->n; i++)
+        total += p->w[i].posted;
+    if (total == 0)
+        return;
+    if (total < inline_below) {
+        for (unsigned i = 0; i < p->n; i++)
+            drain(&p->w[i]);
+    } else {
+        fbf_pool_run(p, NULL, NULL);
+    }
+    for (unsigned i = 0; i < p->n; i++)
+        p->w[i].posted = 0;
+}
+
+void fbf_pool_run_inline(fbf_pool *p, fbf_pool_phase_fn fn, void *arg)
+{
+    for (unsigned i = 0; i < p->n; i++)
+        fn(arg, i);
 }

@@ -45,4 +45,14 @@ void fbf_pool_post(fbf_pool *p, unsigned w, uint64_t msg);
 /* Owner only. Runs one phase (see DESIGN) and waits for all workers. */
 void fbf_pool_run(fbf_pool *p, fbf_pool_phase_fn fn, void *arg);
 
+/* Owner only. Applies every posted message. Waking N threads costs tens
+ * of microseconds, so fewer than `inline_below` pending messages are
+ * applied by the owner itself (workers are parked between phases, so the
+ * owner is then the rings' only consumer); more run a drain phase. */
+void fbf_pool_sync(fbf_pool *p, unsigned inline_below);
+
+/* Owner only, between phases: runs fn(arg, w) for every w on the calling
+ * thread, for work too small to be worth waking the workers. */
+void fbf_pool_run_inline(fbf_pool *p, fbf_pool_phase_fn fn, void *arg);
+
 #endif
