@@ -26,7 +26,7 @@ static const char *describe(const cJSON *v)
     if (cJSON_IsString(v))
         return "a string";
     if (cJSON_IsNumber(v))
-        return "a number";
+        return isfinite(v->valuedouble) ? "a number" : "an infinite number";
     if (cJSON_IsBool(v))
         return "a boolean";
     if (cJSON_IsNull(v))
@@ -69,7 +69,8 @@ static bool is_int(const cJSON *v)
 static int check_begins(const ctx *c, const cJSON *d)
 {
     const cJSON *nb = get(d, "nb_resources");
-    NEED(is_int(nb) && nb->valuedouble >= 1, "data.nb_resources", "an integer >= 1", nb);
+    NEED(is_int(nb) && nb->valuedouble >= 1 && nb->valuedouble <= (double)FBF_IDSET_MAX_ID + 1,
+         "data.nb_resources", "an integer in [1, 2^31]", nb);
     const cJSON *nc = get(d, "nb_compute_resources");
     if (nc)
         NEED(is_int(nc) && nc->valuedouble >= 1 && nc->valuedouble <= nb->valuedouble,
@@ -85,15 +86,20 @@ static int check_begins(const ctx *c, const cJSON *d)
     {
         const cJSON *id = get(r, "id");
         NEED(cJSON_IsObject(r) && is_int(id) && id->valuedouble >= 0 &&
-                 id->valuedouble <= FBF_IDSET_MAX_ID,
-             "data.compute_resources[].id", "a resource number", cJSON_IsObject(r) ? id : r);
+                 id->valuedouble < nb->valuedouble,
+             "data.compute_resources[].id", "a resource number below nb_resources",
+             cJSON_IsObject(r) ? id : r);
         n++;
     }
-    if (n == 0 || (nc && n != (int)nc->valuedouble))
+    if (n == 0)
+        return fbf_errorf(c->err, -EPROTO, "event %d (%s): data.compute_resources: empty",
+                          c->index, c->type);
+    double want = nc ? nc->valuedouble : nb->valuedouble;
+    if (nc ? n != (int)want : n > (int)want)
         return fbf_errorf(c->err, -EPROTO,
-                          "event %d (%s): data.compute_resources: %d entries for "
-                          "nb_compute_resources %d",
-                          c->index, c->type, n, nc ? (int)nc->valuedouble : -1);
+                          "event %d (%s): data.compute_resources: %d entries for %s %d",
+                          c->index, c->type, n, nc ? "nb_compute_resources" : "nb_resources",
+                          (int)want);
     return 0;
 }
 
@@ -231,7 +237,8 @@ static const char *const scheduler_only[] = {
     "CHANGE_JOB_STATE",
 };
 
-static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *begun)
+static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *begun,
+                       bool *ended)
 {
     if (!cJSON_IsObject(ev))
         return fbf_errorf(c->err, -EPROTO, "event %d: expected an object, got %s", c->index,
@@ -242,7 +249,7 @@ static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *
                           c->index, describe(type));
     c->type = type->valuestring;
     const cJSON *ts = get(ev, "timestamp");
-    NEED(cJSON_IsNumber(ts) && isfinite(ts->valuedouble), "timestamp", "a number", ts);
+    NEED(cJSON_IsNumber(ts) && isfinite(ts->valuedouble), "timestamp", "a finite number", ts);
     if (ts->valuedouble > now)
         return fbf_errorf(c->err, -EPROTO, "event %d (%s): timestamp: %.6f is after now %.6f",
                           c->index, c->type, ts->valuedouble, now);
@@ -260,9 +267,13 @@ static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *
                               "event %d (%s): type: this event goes from the scheduler to "
                               "Batsim, not the other way",
                               c->index, c->type);
+    if (*ended)
+        return fbf_errorf(c->err, -EPROTO, "event %d (%s): comes after SIMULATION_ENDS",
+                          c->index, c->type);
     for (size_t i = 0; i < sizeof checkers / sizeof *checkers; i++) {
         if (strcmp(c->type, checkers[i].type) != 0)
             continue;
+        *ended = i == 1;
         bool is_begin = i == 0;
         if (is_begin && *begun)
             return fbf_errorf(c->err, -EPROTO, "event %d (%s): the simulation already began",
@@ -281,11 +292,20 @@ static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *
 int fbf_bv4_check(const char *text, size_t len, bool begun, cJSON **root, fbf_error *err)
 {
     *root = NULL;
-    cJSON *r = cJSON_ParseWithLength(text, len);
+    const char *end = NULL;
+    cJSON *r = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!r) {
         const char *at = cJSON_GetErrorPtr();
         long off = at && at >= text && at <= text + len ? (long)(at - text) : -1;
         return fbf_errorf(err, -EPROTO, "malformed JSON message near byte %ld", off);
+    }
+    while (end && end < text + len && (*end == ' ' || *end == '\n' || *end == '\r' ||
+                                       *end == '\t'))
+        end++;
+    if (end && end < text + len && *end) {
+        cJSON_Delete(r);
+        return fbf_errorf(err, -EPROTO, "malformed JSON message: unexpected bytes after the "
+                          "message at byte %ld", (long)(end - text));
     }
     ctx c = {.index = -1, .type = "message", .err = err};
     int rc = 0;
@@ -293,18 +313,19 @@ int fbf_bv4_check(const char *text, size_t len, bool begun, cJSON **root, fbf_er
     if (!cJSON_IsObject(r))
         rc = fbf_errorf(err, -EPROTO, "message: expected a JSON object, got %s", describe(r));
     else if (!cJSON_IsNumber(now) || !isfinite(now->valuedouble))
-        rc = fbf_errorf(err, -EPROTO, "message: now: expected a number, got %s",
+        rc = fbf_errorf(err, -EPROTO, "message: now: expected a finite number, got %s",
                         describe(now));
     else if (!cJSON_IsArray(events))
         rc = fbf_errorf(err, -EPROTO, "message: events: expected an array, got %s",
                         describe(events));
     double prev = -INFINITY;
+    bool ended = false;
     const cJSON *ev;
     if (rc == 0)
         cJSON_ArrayForEach(ev, events)
         {
             c.index++;
-            if ((rc = check_event(&c, ev, now->valuedouble, &prev, &begun)) < 0)
+            if ((rc = check_event(&c, ev, now->valuedouble, &prev, &begun, &ended)) < 0)
                 break;
         }
     if (rc == 0 && !begun)
@@ -329,7 +350,7 @@ int fbf_bv4_compute_set(const cJSON *data, fbf_idset *out, fbf_error *err)
             uint32_t id = (uint32_t)get(r, "id")->valuedouble;
             if (fbf_idset_contains(out, id))
                 return fbf_errorf(err, -EPROTO,
-                                  "SIMULATION_BEGINS: compute_resources: id %u listed twice", id);
+                                  "data.compute_resources: id %u listed twice", id);
             if ((rc = fbf_idset_add_range(out, id, id)) < 0)
                 break;
         }
@@ -338,7 +359,7 @@ int fbf_bv4_compute_set(const cJSON *data, fbf_idset *out, fbf_error *err)
         double n = (nc ? nc : get(data, "nb_resources"))->valuedouble;
         rc = fbf_idset_add_range(out, 0, (uint32_t)n - 1);
     }
-    return rc < 0 ? fbf_errorf(err, rc, "SIMULATION_BEGINS: out of memory") : 0;
+    return rc < 0 ? fbf_errorf(err, rc, "out of memory") : 0;
 }
 
 int fbf_bv4_queue_answers(const cJSON *data, cJSON *answers, fbf_error *err)

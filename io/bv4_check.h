@@ -8,7 +8,7 @@
  * `data` an object) and each event's mandatory fields and their types.
  * Every failure is -EPROTO with one line naming the event (index and type)
  * and the field, e.g.
- *   event 2 (JOB_SUBMITTED): data.job.res: expected an integer, got "4"
+ *   event 2 (JOB_SUBMITTED): data.job.res: expected an integer, got a string
  *
  * Ownership: on success *root is a cJSON tree the caller frees with
  * cJSON_Delete(); on failure nothing is returned.

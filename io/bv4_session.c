@@ -79,8 +79,8 @@ static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
     const cJSON *config = cJSON_GetObjectItemCaseSensitive(data, "config");
     if (config_flag(config, "redis-enabled", "redis", NULL, "enabled"))
         return fbf_errorf(err, -ENOTSUP,
-                          "SIMULATION_BEGINS: config enables Redis, which this fastbf does not "
-                          "support; run Batsim without --enable-redis");
+                          "data.config: Redis is enabled, which this fastbf does not support; "
+                          "run Batsim without --enable-redis");
     s->dynamic_jobs =
         config_flag(config, "dynamic-jobs-enabled", "job_submission", "from_scheduler", "enabled");
 
@@ -105,20 +105,18 @@ static int on_submitted(fbf_bv4_session *s, double ts, const cJSON *data, fbf_er
     const cJSON *sub = cJSON_GetObjectItemCaseSensitive(job, "subtime");
     double walltime = cJSON_IsNumber(wall) ? wall->valuedouble : -1.0;
     double subtime = cJSON_IsNumber(sub) ? sub->valuedouble : ts;
-    int rc = fbf_engine_submit(s->engine, id, subtime, (int64_t)res->valuedouble, walltime, err);
-    if (rc < 0) {
-        fbf_error inner = *err;
-        return fbf_errorf(err, rc, "JOB_SUBMITTED: %s", inner.text);
-    }
-    return 0;
+    fbf_error inner;
+    int rc = fbf_engine_submit(s->engine, id, subtime, (int64_t)res->valuedouble, walltime,
+                               &inner);
+    return rc < 0 ? fbf_errorf(err, rc, "data.job_id: %s", inner.text) : 0;
 }
 
-static int on_completed(fbf_bv4_session *s, const char *type, const char *id,
+static int on_completed(fbf_bv4_session *s, const char *field, const char *id,
                         const cJSON *alloc, fbf_error *err)
 {
     fbf_job_h h = fbf_engine_find(s->engine, id);
     if (h == FBF_JOB_NONE)
-        return fbf_errorf(err, -ENOENT, "%s: job_id: unknown job %s", type, id);
+        return fbf_errorf(err, -ENOENT, "%s: unknown job %s", field, id);
     if (cJSON_IsString(alloc)) {
         fbf_idset got;
         fbf_idset_init(&got);
@@ -128,13 +126,13 @@ static int on_completed(fbf_bv4_session *s, const char *type, const char *id,
         if (rc < 0 || (!same && fbf_engine_job_state(s->engine, h) == FBF_JOB_RUNNING)) {
             char want[64];
             fbf_idset_format(fbf_engine_job_alloc(s->engine, h), want, sizeof want);
-            return fbf_errorf(err, -EPROTO, "%s: alloc: job %s ran on \"%s\", not \"%s\"", type,
+            return fbf_errorf(err, -EPROTO, "data.alloc: job %s ran on \"%s\", not \"%s\"",
                               id, want, alloc->valuestring);
         }
     }
     fbf_error inner;
     int rc = fbf_engine_complete(s->engine, id, &inner);
-    return rc < 0 ? fbf_errorf(err, rc, "%s: %s", type, inner.text) : 0;
+    return rc < 0 ? fbf_errorf(err, rc, "%s: %s", field, inner.text) : 0;
 }
 
 static int on_killed(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
@@ -144,12 +142,11 @@ static int on_killed(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
     {
         fbf_job_h h = fbf_engine_find(s->engine, id->valuestring);
         if (h == FBF_JOB_NONE)
-            return fbf_errorf(err, -ENOENT, "JOB_KILLED: job_ids: unknown job %s",
-                              id->valuestring);
+            return fbf_errorf(err, -ENOENT, "data.job_ids: unknown job %s", id->valuestring);
         /* A job that completed before the kill was already reported. */
         if (fbf_engine_job_state(s->engine, h) == FBF_JOB_DONE)
             continue;
-        int rc = on_completed(s, "JOB_KILLED", id->valuestring, NULL, err);
+        int rc = on_completed(s, "data.job_ids", id->valuestring, NULL, err);
         if (rc < 0)
             return rc;
     }
@@ -164,13 +161,14 @@ static int on_notify(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
     else if (strcmp(what, "no_more_external_event_to_occur") == 0)
         s->no_more_external = true;
     else
-        return fbf_errorf(err, -EPROTO, "NOTIFY: type: unknown notification \"%s\"", what);
+        return fbf_errorf(err, -EPROTO, "data.type: unknown notification \"%s\"", what);
     return 0;
 }
 
 static int apply(fbf_bv4_session *s, const cJSON *events, cJSON *answers, fbf_error *err)
 {
     const cJSON *ev;
+    int index = 0;
     cJSON_ArrayForEach(ev, events)
     {
         double ts = cJSON_GetObjectItemCaseSensitive(ev, "timestamp")->valuedouble;
@@ -182,7 +180,7 @@ static int apply(fbf_bv4_session *s, const cJSON *events, cJSON *answers, fbf_er
         else if (strcmp(type, "JOB_SUBMITTED") == 0)
             rc = on_submitted(s, ts, data, err);
         else if (strcmp(type, "JOB_COMPLETED") == 0)
-            rc = on_completed(s, type,
+            rc = on_completed(s, "data.job_id",
                               cJSON_GetObjectItemCaseSensitive(data, "job_id")->valuestring,
                               cJSON_GetObjectItemCaseSensitive(data, "alloc"), err);
         else if (strcmp(type, "JOB_KILLED") == 0)
@@ -195,8 +193,11 @@ static int apply(fbf_bv4_session *s, const cJSON *events, cJSON *answers, fbf_er
             s->ended = true;
         else if (s->opt.log) /* REQUESTED_CALL, RESOURCE_STATE_CHANGED, ANSWER */
             fprintf(s->opt.log, "fastbf: %s at %.6f\n", type, ts);
-        if (rc < 0)
-            return rc;
+        if (rc < 0) {
+            fbf_error inner = *err;
+            return fbf_errorf(err, rc, "event %d (%s): %s", index, type, inner.text);
+        }
+        index++;
     }
     return 0;
 }

@@ -12,11 +12,17 @@
  * returned by fbf_bv4_session_handle() is owned by the session and valid
  * until the next call.
  *
- * Errors: a request that breaks the protocol (malformed JSON, a missing or
- * mistyped field, timestamps out of order, an unknown event type or job id)
- * returns -EPROTO (or -EINVAL) with one line in err naming the event and
- * the field; the session must not be used after an error, since the
- * request may have been applied in part.
+ * Errors: a request that breaks the protocol returns a negative code with
+ * one line in err naming the event (index and type) and the field:
+ *   -EPROTO   malformed JSON, a missing or mistyped field, timestamps out of
+ *             order, an unknown event type, an allocation that differs
+ *   -ENOENT   an unknown job id
+ *   -EEXIST   a job id submitted twice
+ *   -EINVAL   an event that contradicts the state (a job that ends but does
+ *             not run, time going backwards)
+ *   -ENOTSUP  a feature fastbf does not offer (Redis mode)
+ * The session must not be used after an error, since the request may have
+ * been applied in part.
  */
 #ifndef FBF_BV4_SESSION_H
 #define FBF_BV4_SESSION_H

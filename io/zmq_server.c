@@ -3,9 +3,10 @@
  *
  * A REP socket never tells its owner that the peer went away, so a Batsim
  * that dies mid-simulation would leave fastbf waiting forever. A socket
- * monitor reports disconnections on an inproc PAIR socket polled beside
- * the REP socket; once the conversation has started, a disconnection
- * before SIMULATION_ENDS is an error. The socket lingers 1 s at close so
+ * monitor reports accepted and closed connections on an inproc PAIR
+ * socket polled beside the REP socket; once the conversation has started,
+ * losing the last connected peer before SIMULATION_ENDS is an error. A
+ * stray connection that comes and goes (a port probe) changes nothing. The socket lingers 1 s at close so
  * the last reply (to SIMULATION_ENDS) still leaves when the process exits.
  */
 #include "io/zmq_server.h"
@@ -35,6 +36,7 @@ static int serve_loop(void *sock, void *mon, fbf_bv4_session *s, fbf_error *err)
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     unsigned long received = 0;
+    long peers = 0;
     int rc;
     for (;;) {
         zmq_pollitem_t items[2] = {{sock, 0, ZMQ_POLLIN, 0}, {mon, 0, ZMQ_POLLIN, 0}};
@@ -45,7 +47,9 @@ static int serve_loop(void *sock, void *mon, fbf_bv4_session *s, fbf_error *err)
             break;
         }
         if (!(items[0].revents & ZMQ_POLLIN)) {
-            if (read_monitor_event(mon) == ZMQ_EVENT_DISCONNECTED && received > 0) {
+            uint16_t ev = read_monitor_event(mon);
+            peers += ev == ZMQ_EVENT_ACCEPTED ? 1 : ev == ZMQ_EVENT_DISCONNECTED ? -1 : 0;
+            if (ev == ZMQ_EVENT_DISCONNECTED && peers <= 0 && received > 0) {
                 rc = fbf_errorf(err, -ECONNRESET,
                                 "Batsim disconnected after %lu messages, before "
                                 "SIMULATION_ENDS",
@@ -98,7 +102,7 @@ int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_error *err)
     }
     char mon_ep[64];
     snprintf(mon_ep, sizeof mon_ep, "inproc://fbf-monitor-%p", (void *)sock);
-    if (zmq_socket_monitor(sock, mon_ep, ZMQ_EVENT_DISCONNECTED) == 0 &&
+    if (zmq_socket_monitor(sock, mon_ep, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) == 0 &&
         (mon = zmq_socket(zctx, ZMQ_PAIR)) != NULL && zmq_connect(mon, mon_ep) != 0) {
         zmq_close(mon);
         mon = NULL; /* serve without disconnection detection */

@@ -297,6 +297,8 @@ static int sort_cmp(const void *x, const void *y)
 /* Sorts handles into D1 order. */
 static int sort_queue_order(backfill *b, fbf_sched *s, fbf_hvec *v)
 {
+    if (v->n < 2)
+        return 0;
     if (v->n > b->sorted_cap) {
         sort_item *n = realloc(b->sorted, v->n * sizeof *n);
         if (!n)
