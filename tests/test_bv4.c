@@ -716,7 +716,7 @@ static const bad_case bad_cases[] = {
     {L_FRESH,
      MSG(0, EV(0, "SIMULATION_BEGINS", "{'nb_resources':4,'compute_resources':[{'id':0},"
                                        "{'name':'x'}]}")),
-     "event 0 (SIMULATION_BEGINS): data.compute_resources[].id: expected a resource number, got "
+     "event 0 (SIMULATION_BEGINS): data.compute_resources[].id: expected a resource number below nb_resources, got "
      "nothing"},
     {L_FRESH, MSG(0, EV(0, "SIMULATION_BEGINS", "{'nb_resources':4,'compute_resources':{}}")),
      "event 0 (SIMULATION_BEGINS): data.compute_resources: expected an array, got an object"},
