@@ -1,0 +1,513 @@
+/*
+ * replay_sched: a scripted Batsim scheduler in a test thread, and helpers
+ * to run fastbf-replay and read what it wrote (see replay_sched.h).
+ *
+ * The scheduler keeps the least state an FCFS needs: free resources, the
+ * waiting queue in arrival order, and the allocation of each running job
+ * (freed on JOB_COMPLETED / JOB_KILLED). A fault is injected the first
+ * time it can be (usually the first message with a submission), so the
+ * replayer sees an otherwise well-behaved peer.
+ *
+ * Invariant: only the scheduler thread touches its socket; the test thread
+ * only sets `stop` and joins.
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include "support/replay_sched.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zmq.h>
+
+#include "engine/idset.h"
+
+#ifndef FBF_BUILD_DIR
+#define FBF_BUILD_DIR "build"
+#endif
+
+typedef struct rs_job {
+    char id[64];
+    int64_t res;
+    fbf_idset alloc;
+} rs_job;
+
+struct fbf_test_rsched {
+    fbf_test_rfault fault;
+    void *ctx, *sock;
+    pthread_t th;
+    atomic_bool stop;
+    char *log;
+    size_t log_len, log_cap;
+    uint32_t nb_res;
+    bool *busy;
+    rs_job *queue, *run;
+    size_t qn, rn;
+    bool fault_done, begun;
+};
+
+static void log_append(fbf_test_rsched *s, const char *p, size_t n)
+{
+    if (s->log_len + n + 2 > s->log_cap) {
+        size_t cap = (s->log_cap + n + 2) * 2;
+        char *l = realloc(s->log, cap);
+        if (!l)
+            return;
+        s->log = l;
+        s->log_cap = cap;
+    }
+    memcpy(s->log + s->log_len, p, n);
+    s->log_len += n;
+    s->log[s->log_len++] = '\n';
+    s->log[s->log_len] = '\0';
+}
+
+static cJSON *add_event(cJSON *events, double ts, const char *type)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddNumberToObject(e, "timestamp", ts);
+    cJSON_AddStringToObject(e, "type", type);
+    cJSON_AddItemToArray(events, e);
+    return cJSON_AddObjectToObject(e, "data");
+}
+
+static void add_execute(cJSON *events, double now, const char *id, const char *alloc)
+{
+    cJSON *d = add_event(events, now, "EXECUTE_JOB");
+    cJSON_AddStringToObject(d, "job_id", id);
+    cJSON_AddStringToObject(d, "alloc", alloc);
+}
+
+static void free_job(fbf_test_rsched *s, const char *id)
+{
+    for (size_t i = 0; i < s->rn; i++) {
+        if (strcmp(s->run[i].id, id) != 0)
+            continue;
+        fbf_idset *a = &s->run[i].alloc;
+        for (uint32_t k = 0; k < a->n; k++)
+            for (uint32_t r = a->r[k].lo; r <= a->r[k].hi && r < s->nb_res; r++)
+                s->busy[r] = false;
+        fbf_idset_fini(a);
+        s->run[i] = s->run[--s->rn];
+        return;
+    }
+}
+
+/* The FCFS pass, with the allocation faults. */
+static void fcfs(fbf_test_rsched *s, cJSON *events, double now)
+{
+    while (s->qn > 0) {
+        rs_job *h = &s->queue[0];
+        uint32_t nfree = 0;
+        for (uint32_t r = 0; r < s->nb_res; r++)
+            nfree += !s->busy[r];
+        bool ignore_busy = s->fault == FBF_TRF_BUSY;
+        if (!ignore_busy && (h->res > nfree || h->res < 1))
+            break;
+        int64_t want = h->res;
+        bool inject = !s->fault_done;
+        if (inject && s->fault == FBF_TRF_WRONG_RES)
+            want++;
+        char alloc[4096] = "";
+        size_t len = 0;
+        int64_t got = 0;
+        for (uint32_t r = 0; r < s->nb_res && got < want; r++) {
+            if (s->busy[r] && !ignore_busy)
+                continue;
+            if (inject && s->fault == FBF_TRF_OUT_OF_RANGE && got == want - 1)
+                r = s->nb_res; /* the last one just past the platform */
+            len += (size_t)snprintf(alloc + len, sizeof alloc - len, "%s%u", got ? " " : "", r);
+            got++;
+        }
+        if (inject && s->fault == FBF_TRF_BAD_ALLOC)
+            strcpy(alloc, "0-");
+        add_execute(events, now, h->id, alloc);
+        if (inject && s->fault == FBF_TRF_TWICE)
+            add_execute(events, now, h->id, alloc);
+        if (inject && s->fault == FBF_TRF_REJECT_RUNNING) {
+            cJSON *d = add_event(events, now, "REJECT_JOB");
+            cJSON_AddStringToObject(d, "job_id", h->id);
+        }
+        if (s->fault == FBF_TRF_WRONG_RES || s->fault == FBF_TRF_OUT_OF_RANGE ||
+            s->fault == FBF_TRF_TWICE || s->fault == FBF_TRF_REJECT_RUNNING ||
+            s->fault == FBF_TRF_BAD_ALLOC)
+            s->fault_done = true;
+        rs_job j = *h;
+        fbf_idset_init(&j.alloc);
+        fbf_idset_parse(&j.alloc, alloc, NULL);
+        for (uint32_t k = 0; k < j.alloc.n; k++)
+            for (uint32_t r = j.alloc.r[k].lo; r <= j.alloc.r[k].hi && r < s->nb_res; r++)
+                s->busy[r] = true;
+        s->run = realloc(s->run, (s->rn + 1) * sizeof *s->run);
+        s->run[s->rn++] = j;
+        memmove(s->queue, s->queue + 1, (s->qn - 1) * sizeof *s->queue);
+        s->qn--;
+    }
+}
+
+/* Faults injected once, in the reply to the first message with a submission. */
+static bool message_fault(fbf_test_rfault f)
+{
+    switch (f) {
+    case FBF_TRF_UNKNOWN_JOB:
+    case FBF_TRF_NOT_SUBMITTED:
+    case FBF_TRF_NOW_BEFORE:
+    case FBF_TRF_DESCENDING:
+    case FBF_TRF_CALL_PAST:
+    case FBF_TRF_UNKNOWN_TYPE:
+    case FBF_TRF_NO_NOW:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The reply to msg (malloc'ed), or NULL to stay silent. */
+static char *handle(fbf_test_rsched *s, const char *msg, size_t len, bool *end)
+{
+    cJSON *root = cJSON_ParseWithLength(msg, len);
+    if (!root)
+        return strdup("{\"now\":0,\"events\":[]}");
+    double now = cJSON_GetObjectItem(root, "now")->valuedouble;
+    bool submitted = false;
+    cJSON *ev;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(root, "events"))
+    {
+        const char *type = cJSON_GetObjectItem(ev, "type")->valuestring;
+        cJSON *data = cJSON_GetObjectItem(ev, "data");
+        if (strcmp(type, "SIMULATION_BEGINS") == 0) {
+            s->nb_res = (uint32_t)cJSON_GetObjectItem(data, "nb_resources")->valueint;
+            s->busy = calloc(s->nb_res + 1, sizeof *s->busy);
+        } else if (strcmp(type, "SIMULATION_ENDS") == 0) {
+            *end = true;
+        } else if (strcmp(type, "JOB_SUBMITTED") == 0) {
+            cJSON *job = cJSON_GetObjectItem(data, "job");
+            s->queue = realloc(s->queue, (s->qn + 1) * sizeof *s->queue);
+            rs_job *j = &s->queue[s->qn++];
+            snprintf(j->id, sizeof j->id, "%s", cJSON_GetObjectItem(job, "id")->valuestring);
+            j->res = (int64_t)cJSON_GetObjectItem(job, "res")->valuedouble;
+            submitted = true;
+        } else if (strcmp(type, "JOB_COMPLETED") == 0) {
+            free_job(s, cJSON_GetObjectItem(data, "job_id")->valuestring);
+        } else if (strcmp(type, "JOB_KILLED") == 0) {
+            cJSON *id;
+            cJSON_ArrayForEach(id, cJSON_GetObjectItem(data, "job_ids"))
+                free_job(s, id->valuestring);
+        }
+    }
+    cJSON_Delete(root);
+    bool silent = s->fault == FBF_TRF_SILENT && s->begun;
+    s->begun = true;
+    if (silent)
+        return NULL;
+    cJSON *reply = cJSON_CreateObject();
+    cJSON_AddNumberToObject(reply, "now", now);
+    cJSON *events = cJSON_AddArrayToObject(reply, "events");
+    bool inject = submitted && !s->fault_done;
+    if (*end) {
+        if (s->fault == FBF_TRF_ENDS_EVENTS)
+            cJSON_AddNumberToObject(add_event(events, now, "CALL_ME_LATER"), "timestamp", now + 1);
+    } else if (s->fault == FBF_TRF_IDLE) {
+        /* never decides anything */
+    } else if (inject && s->fault == FBF_TRF_MALFORMED) {
+        cJSON_Delete(reply);
+        s->fault_done = true;
+        return strdup("{\"now\": 1, \"events\": [");
+    } else {
+        if (inject) {
+            switch (s->fault) {
+            case FBF_TRF_UNKNOWN_JOB: add_execute(events, now, "w0!nope", "0"); break;
+            case FBF_TRF_NOT_SUBMITTED: add_execute(events, now, "w0!2", "0"); break;
+            case FBF_TRF_NOW_BEFORE:
+                cJSON_SetNumberValue(cJSON_GetObjectItem(reply, "now"), now - 1);
+                break;
+            case FBF_TRF_DESCENDING:
+                cJSON_AddNumberToObject(add_event(events, now, "CALL_ME_LATER"), "timestamp",
+                                        now + 100);
+                cJSON_AddNumberToObject(add_event(events, now - 0.5, "CALL_ME_LATER"),
+                                        "timestamp", now + 100);
+                break;
+            case FBF_TRF_CALL_PAST:
+                cJSON_AddNumberToObject(add_event(events, now, "CALL_ME_LATER"), "timestamp",
+                                        now - 1);
+                break;
+            case FBF_TRF_UNKNOWN_TYPE: add_event(events, now, "LAUNCH_ROCKET"); break;
+            case FBF_TRF_NO_NOW: cJSON_DeleteItemFromObject(reply, "now"); break;
+            default: break;
+            }
+            if (message_fault(s->fault))
+                s->fault_done = true;
+        }
+        if (submitted && s->fault == FBF_TRF_KILL && s->rn > 0 && !s->fault_done) {
+            cJSON *ids = cJSON_AddArrayToObject(add_event(events, now, "KILL_JOB"), "job_ids");
+            for (size_t i = 0; i < s->rn; i++)
+                cJSON_AddItemToArray(ids, cJSON_CreateString(s->run[i].id));
+            s->fault_done = true;
+        }
+        if (submitted && s->fault == FBF_TRF_CALL_LATER) {
+            cJSON_AddNumberToObject(add_event(events, now, "CALL_ME_LATER"), "timestamp", now + 5);
+            cJSON_AddNumberToObject(add_event(events, now, "CALL_ME_LATER"), "timestamp", now);
+        }
+        fcfs(s, events, now);
+    }
+    char *text = cJSON_PrintUnformatted(reply);
+    cJSON_Delete(reply);
+    return text;
+}
+
+static void *rsched_main(void *arg)
+{
+    fbf_test_rsched *s = arg;
+    bool end = false;
+    while (!end && !atomic_load(&s->stop)) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, s->sock, 0) < 0) {
+            zmq_msg_close(&m);
+            continue;
+        }
+        log_append(s, zmq_msg_data(&m), zmq_msg_size(&m));
+        char *reply = handle(s, zmq_msg_data(&m), zmq_msg_size(&m), &end);
+        zmq_msg_close(&m);
+        if (!reply) { /* silent from now on */
+            while (!atomic_load(&s->stop))
+                usleep(10000);
+            break;
+        }
+        zmq_send(s->sock, reply, strlen(reply), 0);
+        free(reply);
+    }
+    return NULL;
+}
+
+fbf_test_rsched *fbf_test_rsched_start(fbf_test_rfault fault, char *endpoint, size_t cap)
+{
+    fbf_test_rsched *s = calloc(1, sizeof *s);
+    s->fault = fault;
+    s->ctx = zmq_ctx_new();
+    s->sock = zmq_socket(s->ctx, ZMQ_REP);
+    int linger = 0, to = 50;
+    zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_setsockopt(s->sock, ZMQ_RCVTIMEO, &to, sizeof to);
+    if (zmq_bind(s->sock, "tcp://127.0.0.1:*") != 0 ||
+        zmq_getsockopt(s->sock, ZMQ_LAST_ENDPOINT, endpoint, &cap) != 0) {
+        zmq_close(s->sock);
+        zmq_ctx_term(s->ctx);
+        free(s);
+        return NULL;
+    }
+    pthread_create(&s->th, NULL, rsched_main, s);
+    return s;
+}
+
+char *fbf_test_rsched_stop(fbf_test_rsched *s)
+{
+    atomic_store(&s->stop, true);
+    pthread_join(s->th, NULL);
+    zmq_close(s->sock);
+    zmq_ctx_term(s->ctx);
+    char *log = s->log ? s->log : strdup("");
+    for (size_t i = 0; i < s->rn; i++)
+        fbf_idset_fini(&s->run[i].alloc);
+    free(s->run);
+    free(s->queue);
+    free(s->busy);
+    free(s);
+    return log;
+}
+
+/* ---------- running fastbf-replay ---------- */
+
+static const char *tool_path(const char *name)
+{
+    static char path[2][4096];
+    int k = strcmp(name, "fastbf") == 0;
+    const char *dir = getenv("FBF_BUILD_DIR");
+    if (!dir || !*dir)
+        dir = FBF_BUILD_DIR;
+    snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
+    return path[k];
+}
+
+const char *fbf_test_replay_path(void)
+{
+    return tool_path("fastbf-replay");
+}
+
+const char *fbf_test_replay_fastbf_path(void)
+{
+    return tool_path("fastbf");
+}
+
+char *fbf_test_replay_read(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, char **err)
+{
+    char opath[] = "/tmp/fbf-replay-out-XXXXXX", epath[] = "/tmp/fbf-replay-err-XXXXXX";
+    int ofd = mkstemp(opath), efd = mkstemp(epath);
+    size_t n = 0;
+    while (args && args[n])
+        n++;
+    const char **argv = calloc(n + 2, sizeof *argv);
+    argv[0] = fbf_test_replay_path();
+    for (size_t i = 0; i < n; i++)
+        argv[i + 1] = args[i];
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(ofd, 1);
+        dup2(efd, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(126);
+    }
+    free(argv);
+    close(ofd);
+    close(efd);
+    int status = 0, rc = -1;
+    for (int waited = 0;; waited += 5) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            break;
+        }
+        if (waited >= timeout_ms) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            break;
+        }
+        usleep(5000);
+    }
+    if (out)
+        *out = fbf_test_replay_read(opath);
+    if (err)
+        *err = fbf_test_replay_read(epath);
+    unlink(opath);
+    unlink(epath);
+    return rc;
+}
+
+int fbf_test_replay_write(const char *path, const char *text, int gz)
+{
+    if (gz) {
+        gzFile f = gzopen(path, "wb");
+        if (!f)
+            return -errno;
+        int ok = gzputs(f, text) >= 0;
+        return gzclose(f) == Z_OK && ok ? 0 : -EIO;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -errno;
+    fputs(text, f);
+    return fclose(f) == 0 ? 0 : -EIO;
+}
+
+char *fbf_test_replay_tmpdir(void)
+{
+    char tmpl[] = "/tmp/fbf-replay-test-XXXXXX";
+    return mkdtemp(tmpl) ? strdup(tmpl) : NULL;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+void fbf_test_replay_rmdir(char *dir)
+{
+    if (dir)
+        nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
+char *fbf_test_replay_csv_text(const char *dir, const char *job, int col)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/out_jobs.csv", dir);
+    char *text = fbf_test_replay_read(path);
+    if (!text)
+        return NULL;
+    char *res = NULL;
+    size_t jl = strlen(job);
+    for (char *line = text; line && *line && !res;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        if (strncmp(line, job, jl) == 0 && line[jl] == ',') {
+            char *f = line;
+            for (int c = 0; c < col && f; c++) {
+                f = strchr(f, ',');
+                if (f)
+                    f++;
+            }
+            if (f)
+                res = strndup(f, strcspn(f, ","));
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    return res;
+}
+
+double fbf_test_replay_csv(const char *dir, const char *job, int col)
+{
+    char *t = fbf_test_replay_csv_text(dir, job, col);
+    double v = t ? strtod(t, NULL) : NAN;
+    free(t);
+    return v;
+}
+
+double fbf_test_replay_summary(const char *dir, const char *key)
+{
+    char path[4096], k[256];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *text = fbf_test_replay_read(path);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    snprintf(k, sizeof k, "%s", key);
+    cJSON *node = root;
+    for (char *part = strtok(k, "."); part && node; part = strtok(NULL, "."))
+        node = cJSON_GetObjectItemCaseSensitive(node, part);
+    double v = cJSON_IsNumber(node) ? node->valuedouble : NAN;
+    cJSON_Delete(root);
+    return v;
+}

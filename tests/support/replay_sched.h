@@ -1,0 +1,82 @@
+/*
+ * replay_sched: test helpers for fastbf-replay.
+ *
+ * fbf_test_rsched_*: a small scheduler in a thread of the test, behind a
+ * ZeroMQ REP socket bound to a free port on 127.0.0.1. Without a fault it
+ * is a plain FCFS (lowest free resources first); with one it breaks the
+ * protocol in exactly one way at the first opportunity, so each of the
+ * replayer's checks can be shown to fire. It records every message it
+ * receives, for tests of what the replayer sends.
+ *
+ * fbf_test_replay_run(): runs build/fastbf-replay (FBF_BUILD_DIR from the
+ * environment, else the compile-time macro) with the given arguments to
+ * completion, capturing stdout and stderr.
+ *
+ * Every symbol is prefixed fbf_test_ since every tests/support C file is linked
+ * into every test.
+ */
+#ifndef FBF_TEST_REPLAY_SCHED_H
+#define FBF_TEST_REPLAY_SCHED_H
+
+#include <stddef.h>
+
+typedef enum fbf_test_rfault {
+    FBF_TRF_NONE = 0,       /* a correct FCFS */
+    FBF_TRF_UNKNOWN_JOB,    /* EXECUTE_JOB of "w0!nope" */
+    FBF_TRF_WRONG_RES,      /* one resource more than requested */
+    FBF_TRF_OUT_OF_RANGE,   /* the highest resource is nb_res */
+    FBF_TRF_BUSY,           /* every job on the lowest resources, busy or not */
+    FBF_TRF_TWICE,          /* EXECUTE_JOB of the same job twice in one reply */
+    FBF_TRF_NOW_BEFORE,     /* reply now = request now - 1 */
+    FBF_TRF_MALFORMED,      /* a truncated JSON text */
+    FBF_TRF_DESCENDING,     /* two events whose timestamps decrease */
+    FBF_TRF_REJECT_RUNNING, /* EXECUTE_JOB then REJECT_JOB of the same job */
+    FBF_TRF_CALL_PAST,      /* CALL_ME_LATER(now - 1) */
+    FBF_TRF_SILENT,         /* never replies after SIMULATION_BEGINS */
+    FBF_TRF_IDLE,           /* replies without events: nothing ever starts */
+    FBF_TRF_UNKNOWN_TYPE,   /* an event of type "LAUNCH_ROCKET" */
+    FBF_TRF_NOT_SUBMITTED,  /* EXECUTE_JOB of "w0!2" before it was submitted */
+    FBF_TRF_ENDS_EVENTS,    /* an event in the reply to SIMULATION_ENDS */
+    FBF_TRF_KILL,           /* FCFS, and KILL_JOB of every running job when a job arrives */
+    FBF_TRF_CALL_LATER,     /* FCFS, plus CALL_ME_LATER(now + 5) and (now) on each submission */
+    FBF_TRF_NO_NOW,         /* a reply without "now" */
+    FBF_TRF_BAD_ALLOC,      /* alloc "0-" */
+} fbf_test_rfault;
+
+typedef struct fbf_test_rsched fbf_test_rsched;
+
+/* Starts the scheduler thread; its endpoint is written into endpoint. */
+fbf_test_rsched *fbf_test_rsched_start(fbf_test_rfault fault, char *endpoint, size_t cap);
+
+/* Stops the thread and returns every message it received, one per line,
+ * malloc'ed (caller frees). */
+char *fbf_test_rsched_stop(fbf_test_rsched *s);
+
+/* Path of fastbf-replay / fastbf under test (static storage). */
+const char *fbf_test_replay_path(void);
+const char *fbf_test_replay_fastbf_path(void);
+
+/* Runs fastbf-replay with args (argv[1..], NULL-terminated). Returns its
+ * exit code, 128 + signal, or -1 on timeout (it is then killed). */
+int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, char **err);
+
+/* Writes text to path (gzip-compressed when gz). 0 or -errno. */
+int fbf_test_replay_write(const char *path, const char *text, int gz);
+
+/* A fresh temporary directory (malloc'ed path), and its removal. */
+char *fbf_test_replay_tmpdir(void);
+void fbf_test_replay_rmdir(char *dir);
+
+/* The whole file, malloc'ed, or NULL. */
+char *fbf_test_replay_read(const char *path);
+
+/* From DIR/out_jobs.csv: column col (0-based) of the row whose job_id
+ * column is job, as a double; NAN if absent. */
+double fbf_test_replay_csv(const char *dir, const char *job, int col);
+/* The same column as text (malloc'ed), or NULL. */
+char *fbf_test_replay_csv_text(const char *dir, const char *job, int col);
+
+/* From DIR/summary.json: the number at "a" or "a.b"; NAN if absent. */
+double fbf_test_replay_summary(const char *dir, const char *key);
+
+#endif

@@ -1,0 +1,376 @@
+/*
+ * test_workload: the SWF and Batsim JSON readers of tools/lib/workload.h,
+ * against hand-written files whose every field is known, and the bundled
+ * KTH trace.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "support/replay_sched.h"
+#include "tools/lib/workload.h"
+
+#ifndef FBF_SOURCE_DIR
+#define FBF_SOURCE_DIR "."
+#endif
+
+/* Line numbers matter: the skip reasons report the first line of each. */
+static const char swf_odd[] =
+    "; Version: 2.2\n"                                                   /* 1 */
+    "; MaxNodes: 338 (batch partition; 512 total)\n"                     /* 2 */
+    "; MaxProcs: 64\n"                                                   /* 3 */
+    ";\n"                                                                /* 4 */
+    "\n"                                                                 /* 5 */
+    "    1    0   5  100   4  -1  -1   4  200  -1  1  1  1 -1 -1 -1 -1 -1\n" /* 6 */
+    "    2   10   0    0   2  -1  -1   2   -1  -1  1  1  1 -1 -1 -1 -1 -1\n" /* 7: run 0 */
+    "    3   20   0   50  -1  -1  -1   8    0  -1  1  1  1 -1 -1 -1 -1 -1\n" /* 8: field 8 */
+    "    4   30   0   -1   2  -1  -1   2   60  -1  1  1  1 -1 -1 -1 -1 -1\n" /* 9: run -1 */
+    "    5   40   0   10  -1  -1  -1  -1   60  -1  1  1  1 -1 -1 -1 -1 -1\n" /* 10: no procs */
+    "    6   50   0   10   0  -1  -1   0   60  -1  1  1  1 -1 -1 -1 -1 -1\n" /* 11: no procs */
+    "   \n"                                                              /* 12 */
+    "    7   60   0   30   1\n"                                          /* 13: short */
+    "    1   70   0   10   1  -1  -1   1   60  -1  1  1  1 -1 -1 -1 -1 -1\n" /* 14: dup */
+    "    8   -1   0   10   1  -1  -1   1   60  -1  1  1  1 -1 -1 -1 -1 -1\n" /* 15: sub -1 */
+    "; a comment in the middle\n"                                        /* 16 */
+    "\t9\t80\t0\t20\t3\t-1\t-1\t3\t25\r\n";                              /* 17: tabs, CRLF */
+
+typedef struct expect {
+    const char *id;
+    double subtime, runtime, walltime;
+    int64_t res;
+    const char *profile;
+} expect;
+
+static const expect swf_jobs[] = {
+    {"w0!1", 0, 100, 200, 4, "delay_100"}, {"w0!2", 10, 0, 1, 2, "delay_0"},
+    {"w0!3", 20, 50, 50, 8, "delay_50"},   {"w0!7", 60, 30, 30, 1, "delay_30"},
+    {"w0!9", 80, 20, 25, 3, "delay_20"},
+};
+
+static char *g_dir;
+
+static int setup(void **state)
+{
+    (void)state;
+    g_dir = fbf_test_replay_tmpdir();
+    return g_dir ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fbf_test_replay_rmdir(g_dir);
+    return 0;
+}
+
+static const char *write_tmp(const char *name, const char *text, int gz)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    assert_int_equal(fbf_test_replay_write(path, text, gz), 0);
+    return path;
+}
+
+static void check_jobs(const fbf_workload *wl, const expect *e, size_t n)
+{
+    assert_int_equal(wl->nb_jobs, n);
+    for (size_t i = 0; i < n; i++) {
+        const fbf_wl_job *j = &wl->jobs[i];
+        assert_string_equal(j->id, e[i].id);
+        assert_true(j->subtime == e[i].subtime);
+        assert_true(j->runtime == e[i].runtime);
+        assert_true(j->walltime == e[i].walltime);
+        assert_int_equal(j->res, e[i].res);
+        assert_string_equal(wl->profiles[j->profile].name, e[i].profile);
+        assert_true(wl->profiles[j->profile].delay == e[i].runtime);
+        assert_int_equal(fbf_workload_find(wl, e[i].id), (int64_t)i);
+    }
+}
+
+static void check_swf_odd(const char *path)
+{
+    fbf_error err;
+    fbf_workload *wl = fbf_workload_read(path, NULL, &err);
+    assert_non_null(wl);
+    assert_int_equal(wl->format, FBF_WL_SWF);
+    check_jobs(wl, swf_jobs, 5);
+    assert_int_equal(wl->nb_res, 64); /* MaxProcs wins over an earlier MaxNodes */
+    assert_int_equal(wl->nb_profiles, 5);
+    assert_int_equal(wl->lines, 17);
+    assert_int_equal(wl->skipped[FBF_WL_SKIP_NEG_RUNTIME], 1);
+    assert_int_equal(wl->first_skipped_line[FBF_WL_SKIP_NEG_RUNTIME], 9);
+    assert_int_equal(wl->skipped[FBF_WL_SKIP_NO_PROCS], 2);
+    assert_int_equal(wl->first_skipped_line[FBF_WL_SKIP_NO_PROCS], 10);
+    assert_int_equal(wl->skipped[FBF_WL_SKIP_DUPLICATE_ID], 1);
+    assert_int_equal(wl->first_skipped_line[FBF_WL_SKIP_DUPLICATE_ID], 14);
+    assert_int_equal(wl->skipped[FBF_WL_SKIP_NEG_SUBTIME], 1);
+    assert_int_equal(wl->first_skipped_line[FBF_WL_SKIP_NEG_SUBTIME], 15);
+    assert_int_equal(fbf_workload_skipped_total(wl), 5);
+    assert_int_equal(fbf_workload_find(wl, "w0!4"), -1);
+    assert_int_equal(fbf_workload_find(wl, "w0!"), -1);
+    assert_non_null(strstr(wl->path, "/odd.swf"));
+    fbf_workload_destroy(wl);
+}
+
+static void test_swf_odd_lines_plain(void **state)
+{
+    (void)state;
+    check_swf_odd(write_tmp("odd.swf", swf_odd, 0));
+}
+
+static void test_swf_odd_lines_gzip(void **state)
+{
+    (void)state;
+    check_swf_odd(write_tmp("odd.swf.gz", swf_odd, 1));
+}
+
+static uint32_t header_size(const char *text)
+{
+    fbf_error err;
+    fbf_workload *wl = fbf_workload_read(write_tmp("h.swf", text, 0), NULL, &err);
+    assert_non_null(wl);
+    uint32_t n = wl->nb_res;
+    fbf_workload_destroy(wl);
+    return n;
+}
+
+static void test_swf_header_size(void **state)
+{
+    (void)state;
+    assert_int_equal(header_size("; MaxNodes: 338 (batch partition; 512 total)\n1 0 0 5 1\n"), 338);
+    assert_int_equal(header_size(";MaxProcs:100\n; MaxNodes: 50\n1 0 0 5 1\n"), 100);
+    assert_int_equal(header_size("; MaxProcs: -1\n; MaxNodes: 10\n1 0 0 5 1\n"), 10);
+    assert_int_equal(header_size("; MaxProcs: 12\n; MaxProcs: 99\n1 0 0 5 1\n"), 12);
+    assert_int_equal(header_size("; Computer: none\n1 0 0 5 1\n"), 0);
+    assert_int_equal(header_size(""), 0);
+}
+
+static void test_swf_walltime_modes(void **state)
+{
+    (void)state;
+    const char *p = write_tmp("w.swf", "1 0 0 100 4 -1 -1 4 200\n"
+                                       "2 0 0 0 1 -1 -1 1 50\n"
+                                       "3 0 0 0.2 1 -1 -1 1 50\n", 0);
+    fbf_error err;
+    fbf_wl_read_options o = FBF_WL_READ_DEFAULTS;
+    o.walltime_mode = FBF_WL_WALLTIME_RUNTIME;
+    fbf_workload *wl = fbf_workload_read(p, &o, &err);
+    assert_non_null(wl);
+    assert_true(wl->jobs[0].walltime == 100);
+    assert_true(wl->jobs[1].walltime == 1);
+    assert_true(wl->jobs[2].walltime == 0.2);
+    assert_string_equal(wl->profiles[wl->jobs[2].profile].name, "delay_0.2");
+    fbf_workload_destroy(wl);
+    o.walltime_mode = FBF_WL_WALLTIME_FACTOR;
+    o.walltime_factor = 2.5;
+    wl = fbf_workload_read(p, &o, &err);
+    assert_non_null(wl);
+    assert_true(wl->jobs[0].walltime == 250);
+    assert_true(wl->jobs[1].walltime == 1);
+    assert_true(wl->jobs[2].walltime == 1);
+    fbf_workload_destroy(wl);
+    o.walltime_factor = 0;
+    assert_null(fbf_workload_read(p, &o, &err));
+    assert_int_equal(errno, EINVAL);
+    assert_non_null(strstr(err.text, "factor"));
+}
+
+static void test_swf_max_jobs(void **state)
+{
+    (void)state;
+    fbf_error err;
+    fbf_wl_read_options o = FBF_WL_READ_DEFAULTS;
+    o.max_jobs = 2;
+    fbf_workload *wl = fbf_workload_read(write_tmp("m.swf", swf_odd, 0), &o, &err);
+    assert_non_null(wl);
+    check_jobs(wl, swf_jobs, 2);
+    assert_int_equal(wl->nb_res, 64);
+    fbf_workload_destroy(wl);
+    o.max_jobs = 0;
+    wl = fbf_workload_read(write_tmp("m.swf", swf_odd, 0), &o, &err);
+    assert_non_null(wl);
+    assert_int_equal(wl->nb_jobs, 0);
+    fbf_workload_destroy(wl);
+}
+
+static void expect_error(const char *name, const char *text, int gz, int code, const char *s1,
+                         const char *s2)
+{
+    fbf_error err;
+    err.text[0] = '\0';
+    errno = 0;
+    assert_null(fbf_workload_read(write_tmp(name, text, gz), NULL, &err));
+    assert_int_equal(errno, code);
+    if (!strstr(err.text, s1) || (s2 && !strstr(err.text, s2)))
+        fail_msg("error '%s' lacks '%s' / '%s'", err.text, s1, s2 ? s2 : "");
+}
+
+static void test_swf_errors(void **state)
+{
+    (void)state;
+    expect_error("e1.swf", "; MaxProcs: 4\n1 0 0 10 1\n2 0 0 abc 4\n", 0, EINVAL, "line 3",
+                 "field 4 'abc' is not a number");
+    expect_error("e2.swf", "1.5 0 0 10 1\n", 0, EINVAL, "line 1", "job number");
+    expect_error("e3.swf.gz", "\n\n 7 1e 0 10 1\n", 1, EINVAL, "line 3", "field 2 '1e'");
+    fbf_error err;
+    char missing[4096];
+    snprintf(missing, sizeof missing, "%s/no-such-file.swf", g_dir);
+    assert_null(fbf_workload_read(missing, NULL, &err));
+    assert_int_equal(errno, ENOENT);
+    assert_non_null(strstr(err.text, "cannot open"));
+    assert_non_null(strstr(err.text, "no-such-file.swf"));
+    assert_null(fbf_workload_read(g_dir, NULL, &err));
+    assert_int_equal(errno, EISDIR);
+}
+
+static const char json_ok[] =
+    "{\"nb_res\": 4, \"jobs\": [\n"
+    " {\"id\": \"a\", \"subtime\": 0, \"res\": 2, \"walltime\": 10, \"profile\": \"p10\"},\n"
+    " {\"id\": 7, \"subtime\": 5.5, \"res\": 1, \"profile\": \"p5\"},\n"
+    " {\"id\": \"other!x\", \"subtime\": 1, \"res\": 8, \"walltime\": -1, \"profile\": \"p10\"},\n"
+    " {\"id\": \"z\", \"subtime\": 2, \"res\": 0, \"walltime\": 3, \"profile\": \"p5\"}\n"
+    "], \"profiles\": {\"p10\": {\"type\": \"delay\", \"delay\": 10},\n"
+    "  \"p5\": {\"type\": \"delay\", \"delay\": 5},\n"
+    "  \"unused\": {\"type\": \"parallel_homogeneous\", \"cpu\": 1, \"com\": 0}}}\n";
+
+static void test_json_workload(void **state)
+{
+    (void)state;
+    static const expect e[] = {
+        {"w0!a", 0, 10, 10, 2, "p10"},
+        {"w0!7", 5.5, 5, -1, 1, "p5"},
+        {"other!x", 1, 10, -1, 8, "p10"},
+        {"w0!z", 2, 5, 3, 0, "p5"},
+    };
+    fbf_error err;
+    fbf_workload *wl = fbf_workload_read(write_tmp("w.json", json_ok, 0), NULL, &err);
+    if (!wl)
+        fail_msg("%s", err.text);
+    assert_int_equal(wl->format, FBF_WL_JSON);
+    assert_int_equal(wl->nb_res, 4);
+    assert_int_equal(wl->nb_profiles, 2); /* only the profiles jobs use */
+    check_jobs(wl, e, 4);
+    fbf_workload_destroy(wl);
+
+    fbf_wl_read_options o = FBF_WL_READ_DEFAULTS;
+    o.walltime_mode = FBF_WL_WALLTIME_RUNTIME;
+    o.name = "trace";
+    wl = fbf_workload_read(write_tmp("w.json.gz", json_ok, 1), &o, &err);
+    assert_non_null(wl);
+    assert_string_equal(wl->jobs[0].id, "trace!a");
+    assert_true(wl->jobs[1].walltime == 5);
+    assert_true(wl->jobs[2].walltime == 10);
+    assert_int_equal(fbf_workload_find(wl, "trace!7"), 1);
+    fbf_workload_destroy(wl);
+
+    wl = fbf_workload_read(write_tmp("n.json", "  {\"jobs\": []}", 0), NULL, &err);
+    assert_non_null(wl);
+    assert_int_equal(wl->nb_res, 0);
+    assert_int_equal(wl->nb_jobs, 0);
+    fbf_workload_destroy(wl);
+}
+
+#define PROFILES "\"profiles\": {\"p\": {\"type\": \"delay\", \"delay\": 3}}"
+
+static void test_json_errors(void **state)
+{
+    (void)state;
+    expect_error("j1.json", "{\"jobs\": 3}", 0, EINVAL, "\"jobs\" missing or not an array", NULL);
+    expect_error("j2.json", "{\"jobs\": [{\"id\": \"a\", \"subtime\": 0, \"profile\": \"p\"}], " PROFILES "}",
+                 0, EINVAL, "job w0!a", "\"res\"");
+    expect_error("j3.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"profile\": \"p\"}], " PROFILES "}",
+                 0, EINVAL, "job w0!a", "\"subtime\"");
+    expect_error("j4.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0}], " PROFILES "}",
+                 0, EINVAL, "job w0!a", "\"profile\"");
+    expect_error("j5.json", "{\"jobs\": [{\"res\": 1, \"subtime\": 0, \"profile\": \"p\"}], " PROFILES "}",
+                 0, EINVAL, "jobs[0]", "\"id\"");
+    expect_error("j6.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0, \"profile\": \"zz\"}], " PROFILES "}",
+                 0, EINVAL, "job w0!a", "profile 'zz' is not defined");
+    expect_error("j7.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0, \"profile\": \"q\"}], "
+                 "\"profiles\": {\"q\": {\"type\": \"parallel\", \"cpu\": [1]}}}",
+                 0, EINVAL, "job w0!a", "has type 'parallel'");
+    expect_error("j8.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0, \"walltime\": 0, \"profile\": \"p\"}], " PROFILES "}",
+                 0, EINVAL, "job w0!a", "\"walltime\" must be -1 or a number > 0");
+    expect_error("j9.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0, \"profile\": \"p\"},"
+                 "{\"id\": \"w0!a\", \"res\": 1, \"subtime\": 0, \"profile\": \"p\"}], " PROFILES "}",
+                 0, EINVAL, "jobs[1]", "'w0!a' appears twice");
+    expect_error("j10.json", "{\"jobs\": [\n {\"id\": 1,, }]}", 0, EINVAL, "invalid JSON at line 2", NULL);
+    expect_error("j11.json", "{\"nb_res\": 0, \"jobs\": []}", 0, EINVAL, "\"nb_res\"", NULL);
+    expect_error("j12.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1.5, \"subtime\": 0, \"profile\": \"p\"}], " PROFILES "}",
+                 0, EINVAL, "job w0!a", "\"res\" missing or not an integer");
+    expect_error("j13.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0, \"profile\": \"p\"}], "
+                 "\"profiles\": {\"p\": {\"type\": \"delay\"}}}",
+                 0, EINVAL, "profile 'p'", "\"delay\"");
+}
+
+static void test_memory_workload(void **state)
+{
+    (void)state;
+    fbf_error err;
+    fbf_workload *wl = fbf_workload_create(NULL, &err);
+    assert_non_null(wl);
+    assert_int_equal(fbf_workload_add_job(wl, "1", 0, 10, 20, 2, &err), 0);
+    assert_int_equal(fbf_workload_add_job(wl, "w1!1", 5, 10, -1, 1, &err), 0);
+    assert_int_equal(fbf_workload_add_job(wl, "2", 7, 0.5, 1, 3, &err), 0);
+    assert_int_equal(fbf_workload_add_job(wl, "1", 9, 1, 1, 1, &err), -EEXIST);
+    assert_non_null(strstr(err.text, "w0!1"));
+    assert_int_equal(fbf_workload_add_job(wl, "3", 0, -1, 1, 1, &err), -EINVAL);
+    assert_int_equal(fbf_workload_add_job(wl, "3", 0, 1, 0, 1, &err), -EINVAL);
+    assert_int_equal(wl->nb_jobs, 3);
+    assert_int_equal(wl->nb_profiles, 2);
+    assert_string_equal(wl->jobs[1].id, "w1!1");
+    assert_string_equal(wl->profiles[wl->jobs[1].profile].name, "delay_10");
+    assert_string_equal(wl->profiles[wl->jobs[2].profile].name, "delay_0.5");
+    assert_int_equal(fbf_workload_find(wl, "w0!2"), 2);
+    assert_null(wl->path);
+    fbf_workload_destroy(wl);
+    fbf_workload_destroy(NULL);
+    assert_null(fbf_workload_create("a!b", &err));
+}
+
+static void test_kth_trace(void **state)
+{
+    (void)state;
+    fbf_error err;
+    fbf_workload *wl =
+        fbf_workload_read(FBF_SOURCE_DIR "/data/KTH-SP2-1996-2.1-cln.swf.gz", NULL, &err);
+    if (!wl)
+        fail_msg("%s", err.text);
+    assert_int_equal(wl->nb_jobs, 28475);
+    assert_int_equal(wl->nb_res, 100);
+    assert_int_equal(fbf_workload_skipped_total(wl), 1);
+    assert_int_equal(wl->skipped[FBF_WL_SKIP_NO_PROCS], 1);
+    assert_int_equal(wl->first_skipped_line[FBF_WL_SKIP_NO_PROCS], 27323);
+    const fbf_wl_job *j = &wl->jobs[0];
+    assert_string_equal(j->id, "w0!15");
+    assert_true(j->subtime == 599850 && j->runtime == 3477 && j->walltime == 53940);
+    assert_int_equal(j->res, 4);
+    assert_int_equal(fbf_workload_find(wl, "w0!27313"), -1); /* the skipped one */
+    assert_int_equal(fbf_workload_find(wl, "w0!16"), 1);
+    fbf_workload_destroy(wl);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_swf_odd_lines_plain),
+        cmocka_unit_test(test_swf_odd_lines_gzip),
+        cmocka_unit_test(test_swf_header_size),
+        cmocka_unit_test(test_swf_walltime_modes),
+        cmocka_unit_test(test_swf_max_jobs),
+        cmocka_unit_test(test_swf_errors),
+        cmocka_unit_test(test_json_workload),
+        cmocka_unit_test(test_json_errors),
+        cmocka_unit_test(test_memory_workload),
+        cmocka_unit_test(test_kth_trace),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,148 @@
+/*
+ * workload: job lists read from SWF traces and Batsim JSON workloads.
+ *
+ * One reader for the two formats the tools accept, so fastbf-replay, the
+ * tests and any other tool apply the same field rules
+ * (/work/shared/workloads/README.md):
+ *
+ *   SWF (plain or gzip; zlib reads both):
+ *     id       "<name>!<field 1>"                      ("w0!17")
+ *     subtime  field 2
+ *     runtime  field 4
+ *     res      field 5, else field 8 when field 5 is not > 0
+ *     walltime field 9, else the runtime, else 1 when the runtime is 0
+ *              (Batsim accepts only -1 or a strictly positive walltime)
+ *     skipped, and counted per reason: no processors (res not > 0), negative
+ *     (unknown) runtime, negative submit time, a job number seen before.
+ *     Comments (';'), blank lines and short lines are fine: a missing field
+ *     reads as -1 (unknown), as SWF does. A field that is not a number is
+ *     an error naming the line.
+ *     Platform size: header "; MaxProcs: N", else "; MaxNodes: N" (the
+ *     leading integer: "338 (batch partition; 512 total)" is 338).
+ *
+ *   Batsim JSON ({"nb_res", "jobs": [...], "profiles": {...}}):
+ *     jobs need id (string or integer), subtime, res, profile; walltime is
+ *     optional (absent = -1, "none", as in Batsim) and must be -1 or > 0.
+ *     An id without '!' gets "<name>!" prefixed. A job's profile must exist
+ *     and be of type "delay": runtime = its delay. Anything missing or
+ *     mistyped is an error naming the job and the field; nothing is skipped.
+ *     nb_res is optional here (0 = unknown): the caller decides whether a
+ *     platform size given elsewhere (--nb-res) is needed.
+ *
+ * The format is detected from the content: a file whose first non-blank
+ * byte is '{' is JSON, anything else SWF.
+ *
+ * Invariants: jobs[] is in file order (callers sort if they need to);
+ * every id is unique and contains '!'; every job's profile indexes
+ * profiles[]; runtime >= 0 and walltime is -1 or > 0 (JSON may carry any
+ * res, since rejecting res < 1 or res > nb_res is the scheduler's job).
+ * SWF jobs get one "delay" profile per distinct runtime, so a trace of a
+ * million jobs does not send a million profiles.
+ *
+ * Ownership: fbf_workload_read()/fbf_workload_create() return a workload
+ * the caller frees with fbf_workload_destroy() (NULL accepted). Every
+ * string in it (ids, names, path) is owned by the workload and lives as
+ * long as it. Read-only use from several threads is safe.
+ *
+ * Errors: NULL with errno set (EINVAL bad content, ENOENT/EACCES/... from
+ * opening the file, ENOMEM) and one line in err naming the file, the line
+ * (SWF) or the job (JSON), and the field.
+ */
+#ifndef FBF_WORKLOAD_H
+#define FBF_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/error.h"
+
+typedef enum fbf_wl_walltime_mode {
+    FBF_WL_WALLTIME_FIELD9 = 0, /* SWF field 9 / the JSON walltime, with the fallbacks above */
+    FBF_WL_WALLTIME_RUNTIME,    /* walltime = runtime (1 when the runtime is 0) */
+    FBF_WL_WALLTIME_FACTOR,     /* walltime = max(1, factor * runtime) */
+} fbf_wl_walltime_mode;
+
+typedef enum fbf_wl_skip {
+    FBF_WL_SKIP_NO_PROCS = 0,  /* fields 5 and 8 both not > 0 */
+    FBF_WL_SKIP_NEG_RUNTIME,   /* field 4 < 0 (-1: unknown) */
+    FBF_WL_SKIP_NEG_SUBTIME,   /* field 2 < 0 */
+    FBF_WL_SKIP_DUPLICATE_ID,  /* field 1 already seen */
+    FBF_WL_SKIP_COUNT
+} fbf_wl_skip;
+
+typedef enum fbf_wl_format {
+    FBF_WL_MEMORY = 0, /* built with fbf_workload_create() */
+    FBF_WL_SWF,
+    FBF_WL_JSON,
+} fbf_wl_format;
+
+typedef struct fbf_wl_read_options {
+    fbf_wl_walltime_mode walltime_mode;
+    double walltime_factor; /* FBF_WL_WALLTIME_FACTOR: > 0 */
+    int64_t max_jobs;       /* keep the first max_jobs accepted jobs (file order); < 0: all */
+    const char *name;       /* workload name, the id prefix; NULL: "w0" */
+} fbf_wl_read_options;
+
+/* Zero-initialised options are the defaults (field 9, all jobs, "w0")
+ * except max_jobs: use FBF_WL_READ_DEFAULTS. */
+#define FBF_WL_READ_DEFAULTS {FBF_WL_WALLTIME_FIELD9, 1.0, -1, NULL}
+
+typedef struct fbf_wl_job {
+    const char *id;   /* "w0!17", owned by the workload */
+    double subtime;   /* seconds, >= 0 for SWF */
+    double runtime;   /* seconds the job runs when not stopped, >= 0 */
+    double walltime;  /* > 0, or -1 for none */
+    int64_t res;      /* requested resources */
+    uint32_t profile; /* index in profiles[] */
+} fbf_wl_job;
+
+typedef struct fbf_wl_profile {
+    const char *name; /* owned by the workload */
+    double delay;     /* seconds, >= 0 */
+} fbf_wl_profile;
+
+typedef struct fbf_wl_priv fbf_wl_priv;
+
+typedef struct fbf_workload {
+    fbf_wl_format format;
+    const char *name;       /* the id prefix, "w0" by default */
+    const char *path;       /* absolute when it could be resolved; NULL in memory */
+    uint32_t nb_res;        /* platform size from the file; 0 = not given */
+    fbf_wl_job *jobs;       /* nb_jobs entries, file order */
+    size_t nb_jobs;
+    fbf_wl_profile *profiles;
+    size_t nb_profiles;
+    size_t skipped[FBF_WL_SKIP_COUNT];    /* SWF jobs left out, per reason */
+    size_t first_skipped_line[FBF_WL_SKIP_COUNT]; /* 1-based line of the first one */
+    size_t lines;           /* lines read (SWF) */
+    fbf_wl_priv *priv;
+} fbf_workload;
+
+/* Reads path (SWF plain or gzip, or Batsim JSON plain or gzip). opt NULL
+ * means the defaults. */
+fbf_workload *fbf_workload_read(const char *path, const fbf_wl_read_options *opt,
+                                fbf_error *err);
+
+/* An empty in-memory workload named name (NULL: "w0"), to fill with
+ * fbf_workload_add_job(): for generators and tests. */
+fbf_workload *fbf_workload_create(const char *name, fbf_error *err);
+
+/* Appends a job; id gets "<name>!" prefixed when it has no '!'. The
+ * profile is the "delay_<runtime>" one, created on first use. walltime
+ * must be -1 or > 0 and runtime >= 0 (-EINVAL); -EEXIST for an id already
+ * present; -ENOMEM. */
+int fbf_workload_add_job(fbf_workload *wl, const char *id, double subtime, double runtime,
+                         double walltime, int64_t res, fbf_error *err);
+
+void fbf_workload_destroy(fbf_workload *wl);
+
+/* Index in jobs[] of the job with that id, or -1. O(1) expected. */
+int64_t fbf_workload_find(const fbf_workload *wl, const char *id);
+
+/* Total of skipped[]. */
+size_t fbf_workload_skipped_total(const fbf_workload *wl);
+
+/* "no processors", "negative run time", ... */
+const char *fbf_wl_skip_reason(fbf_wl_skip reason);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * jbuf: see jbuf.h. The integer paths avoid snprintf because every event
+ * carries times and ids, and snprintf("%f") is several times slower than
+ * writing digits; the general double path keeps snprintf + strtod so a
+ * printed value is always the exact double.
+ */
+#include "tools/replay/jbuf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void fbf_jbuf_fini(fbf_jbuf *b)
+{
+    free(b->p);
+    *b = (fbf_jbuf){0};
+}
+
+bool fbf_jbuf_reserve(fbf_jbuf *b, size_t n)
+{
+    if (b->oom)
+        return false;
+    if (b->cap - b->len > n)
+        return true;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->len <= n)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = true;
+        return false;
+    }
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+void fbf_jbuf_str(fbf_jbuf *b, const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = 0;
+    while (u[n] && u[n] != '"' && u[n] != '\\' && u[n] >= 0x20)
+        n++;
+    if (!u[n]) { /* the common case: nothing to escape */
+        if (!fbf_jbuf_reserve(b, n + 2))
+            return;
+        b->p[b->len++] = '"';
+        memcpy(b->p + b->len, s, n);
+        b->len += n;
+        b->p[b->len++] = '"';
+        b->p[b->len] = '\0';
+        return;
+    }
+    fbf_jbuf_lit(b, "\"");
+    for (; *u; u++) {
+        char esc[8];
+        if (*u == '"' || *u == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)*u;
+            fbf_jbuf_raw(b, esc, 2);
+        } else if (*u < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", *u);
+            fbf_jbuf_raw(b, esc, 6);
+        } else {
+            fbf_jbuf_raw(b, (const char *)u, 1);
+        }
+    }
+    fbf_jbuf_lit(b, "\"");
+}
+
+/* Writes the decimal digits of v; returns their count. */
+static size_t put_u64(char *out, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+void fbf_jbuf_int(fbf_jbuf *b, int64_t v)
+{
+    if (!fbf_jbuf_reserve(b, 24))
+        return;
+    char *o = b->p + b->len;
+    size_t n = 0;
+    uint64_t u = (uint64_t)v;
+    if (v < 0) {
+        o[n++] = '-';
+        u = 0 - u;
+    }
+    n += put_u64(o + n, u);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+/* 2^53: beyond it not every integer is a double, so no fast path. */
+#define EXACT_INT 9007199254740992.0
+
+void fbf_jbuf_fmt(char *buf, size_t cap, double v)
+{
+    if (v == floor(v) && fabs(v) < EXACT_INT) {
+        snprintf(buf, cap, "%lld", (long long)v);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+}
+
+static void shortest(fbf_jbuf *b, double v)
+{
+    char buf[40];
+    fbf_jbuf_fmt(buf, sizeof buf, v);
+    fbf_jbuf_raw(b, buf, strlen(buf));
+}
+
+void fbf_jbuf_time(fbf_jbuf *b, double v)
+{
+    if (v == floor(v) && fabs(v) < EXACT_INT) {
+        fbf_jbuf_int(b, (int64_t)v);
+        fbf_jbuf_lit(b, ".000000");
+        return;
+    }
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "%f", v);
+    if (n > 0 && (size_t)n < sizeof buf && strtod(buf, NULL) == v) {
+        fbf_jbuf_raw(b, buf, (size_t)n);
+        return;
+    }
+    if (!isfinite(v)) { /* never sent by the simulator; keep JSON valid */
+        fbf_jbuf_lit(b, "null");
+        return;
+    }
+    shortest(b, v);
+}
+
+void fbf_jbuf_num(fbf_jbuf *b, double v)
+{
+    if (v == floor(v) && fabs(v) < EXACT_INT) {
+        fbf_jbuf_int(b, (int64_t)v);
+        return;
+    }
+    if (!isfinite(v)) {
+        fbf_jbuf_lit(b, "null");
+        return;
+    }
+    shortest(b, v);
+}
+
+void fbf_jbuf_ranges(fbf_jbuf *b, const fbf_range *r, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (!fbf_jbuf_reserve(b, 48))
+            return;
+        char *o = b->p + b->len;
+        size_t k = 0;
+        if (i)
+            o[k++] = ' ';
+        k += put_u64(o + k, r[i].lo);
+        if (r[i].hi != r[i].lo) {
+            o[k++] = '-';
+            k += put_u64(o + k, r[i].hi);
+        }
+        b->len += k;
+        b->p[b->len] = '\0';
+    }
+}

@@ -1,0 +1,70 @@
+/*
+ * jbuf: the growable text buffer fastbf-replay writes its messages into.
+ *
+ * Why not cJSON for the outgoing side: Batsim prints every time with
+ * "%f" (6 decimals) and workload integers as integers, which cJSON's
+ * number printer cannot do, and building a cJSON tree per message costs a
+ * malloc per node on the replayer's hottest path. Messages are flat and
+ * their shape is fixed, so appending text is both simpler and faster; cJSON
+ * still parses every reply and builds summary.json.
+ *
+ * Invariants: p[0..len) is the text written so far; p is NUL-terminated
+ * whenever cap > 0. An allocation failure sets oom and turns every later
+ * append into a no-op, so callers check oom once per message.
+ * Every number written reads back (strtod) as the very double given.
+ */
+#ifndef FBF_REPLAY_JBUF_H
+#define FBF_REPLAY_JBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "engine/idset.h"
+
+typedef struct fbf_jbuf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} fbf_jbuf;
+
+void fbf_jbuf_fini(fbf_jbuf *b);
+/* Ensures room for n more bytes (plus the NUL); false on ENOMEM. */
+bool fbf_jbuf_reserve(fbf_jbuf *b, size_t n);
+
+static inline void fbf_jbuf_reset(fbf_jbuf *b)
+{
+    b->len = 0;
+    b->oom = false;
+    if (b->cap)
+        b->p[0] = '\0';
+}
+
+static inline void fbf_jbuf_raw(fbf_jbuf *b, const char *s, size_t n)
+{
+    if (b->cap - b->len <= n && !fbf_jbuf_reserve(b, n))
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+/* A string literal, without strlen. */
+#define fbf_jbuf_lit(b, s) fbf_jbuf_raw((b), "" s, sizeof(s) - 1)
+
+/* s as a JSON string (quotes added, escaped as needed). */
+void fbf_jbuf_str(fbf_jbuf *b, const char *s);
+/* A time as Batsim prints it ("%f"), with more digits only when six
+ * decimals would not read back as the same double. */
+void fbf_jbuf_time(fbf_jbuf *b, double v);
+/* A workload number: integers as integers, others in the fewest digits
+ * that read back exactly. */
+void fbf_jbuf_num(fbf_jbuf *b, double v);
+void fbf_jbuf_int(fbf_jbuf *b, int64_t v);
+/* v in the fewest digits that read back exactly, into buf (for messages). */
+void fbf_jbuf_fmt(char *buf, size_t cap, double v);
+/* An interval set "0-3 8 10-11" from n normalised ranges (no quotes). */
+void fbf_jbuf_ranges(fbf_jbuf *b, const fbf_range *r, uint32_t n);
+
+#endif

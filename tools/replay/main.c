@@ -1,0 +1,325 @@
+/*
+ * fastbf-replay: plays Batsim's side of the Batsim v4 JSON protocol, without
+ * SimGrid, so any Batsim scheduler (fastbf or another) can be driven through
+ * a real trace quickly and checked strictly.
+ *
+ * This file: options, wiring and exit codes. The simulation is in sim.c,
+ * reply checking in validate.c, transports in transport_*.c, figures and
+ * files in output.c (replay.h says how they fit).
+ *
+ * Exit codes: 0 the run ended with SIMULATION_ENDS; 2 a bad option or
+ * input, a protocol violation by the scheduler, a scheduler that died, hung
+ * or failed; 3 a deadlock (jobs wait and nothing can happen); 1 internal
+ * (out of memory, outputs not writable).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "policies/registry.h"
+#include "tools/lib/workload.h"
+#include "tools/replay/echo.h"
+#include "tools/replay/replay.h"
+#include "tools/replay/transport.h"
+
+#ifndef FBF_VERSION
+#define FBF_VERSION "dev"
+#endif
+
+typedef struct options {
+    const char *workload;
+    const char *scheduler, *endpoint, *policy, *out;
+    bool inproc, quiet, verbose, policy_opts;
+    int64_t depth;        /* 0: the policy's default */
+    unsigned workers;
+    int64_t nb_res;       /* 0: from the workload */
+    double timeout_s;
+    long long echo;       /* --echo-bench N; 0 = off */
+    fbf_wl_read_options read;
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"Usage: fastbf-replay [OPTIONS] WORKLOAD\n"
+"Plays Batsim's side of the Batsim v4 JSON protocol (without SimGrid) for the\n"
+"jobs of WORKLOAD, checks every reply of the scheduler as Batsim would, and\n"
+"prints a summary.\n"
+"\n"
+"WORKLOAD is an SWF trace (plain or .gz) or a Batsim JSON workload. SWF: id\n"
+"w0!<field 1>, subtime field 2, runtime field 4, res field 5 (else 8),\n"
+"walltime field 9 (else the runtime, else 1); jobs with no processors or a\n"
+"negative runtime are skipped and counted. Platform size: the header's\n"
+"MaxProcs (else MaxNodes), or nb_res in JSON.\n"
+"\n"
+"Scheduler (exactly one):\n"
+"  --scheduler CMD        start CMD with /bin/sh -c; {endpoint} in CMD becomes\n"
+"                         tcp://127.0.0.1:PORT (a free port), else\n"
+"                         '--endpoint tcp://127.0.0.1:PORT' is appended\n"
+"  --endpoint URL         connect to a scheduler already listening at URL\n"
+"  --inproc               run fastbf's own session in this process\n"
+"    --policy NAME        with --inproc: fcfs (default), easy, conservative\n"
+"    --reservation-depth K  with --inproc: reservations held (number or 'unlimited')\n"
+"    --workers N          with --inproc: engine worker threads (default 1)\n"
+"    --verbose            with --inproc: the session's log on stderr\n"
+"\n"
+"Workload:\n"
+"  --nb-res N             platform size (overrides the workload's)\n"
+"  --max-jobs K           keep the first K jobs of the file\n"
+"  --walltime MODE        field9 (default), runtime, or factor:F (F x runtime, >= 1)\n"
+"\n"
+"Run and output:\n"
+"  --timeout S            seconds to wait for one reply (default 60)\n"
+"  --out DIR              write DIR/out_jobs.csv (Batsim's columns) and DIR/summary.json\n"
+"  --quiet                no summary on stdout\n"
+"  --echo-bench N         time N round trips of a bare ZeroMQ echo loop and exit\n"
+"  --help, --version\n"
+"\n"
+"Definitions: makespan = last end - first submission; wait = start - subtime;\n"
+"bounded slowdown = max(1, (wait + run) / max(run, 10 s)); utilization =\n"
+"sum(res * run) / (nb_res * makespan); latency percentiles are exact (nearest\n"
+"rank) over every exchange.\n"
+"\n"
+"Exit status: 0 success; 2 bad option or input, or a scheduler that broke the\n"
+"protocol, died or stopped answering; 3 deadlock (stuck jobs are listed);\n"
+"1 internal error.\n");
+}
+
+static int bad(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "fastbf-replay: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'fastbf-replay --help'.\n");
+    return FBF_EXIT_INVALID;
+}
+
+static bool parse_i64(const char *s, int64_t min, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < min)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int parse_walltime(const char *s, fbf_wl_read_options *r)
+{
+    if (strcmp(s, "field9") == 0) {
+        r->walltime_mode = FBF_WL_WALLTIME_FIELD9;
+    } else if (strcmp(s, "runtime") == 0) {
+        r->walltime_mode = FBF_WL_WALLTIME_RUNTIME;
+    } else if (strncmp(s, "factor:", 7) == 0) {
+        char *end;
+        double f = strtod(s + 7, &end);
+        if (end == s + 7 || *end || !(f > 0) || isinf(f))
+            return -1;
+        r->walltime_mode = FBF_WL_WALLTIME_FACTOR;
+        r->walltime_factor = f;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns -1 to go on, or an exit code. */
+static int parse_options(int argc, char **argv, options *o)
+{
+    enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
+           O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
+           O_VERSION };
+    static const struct option longopts[] = {
+        {"scheduler", required_argument, NULL, O_SCHED},
+        {"endpoint", required_argument, NULL, O_ENDPOINT},
+        {"inproc", no_argument, NULL, O_INPROC},
+        {"policy", required_argument, NULL, O_POLICY},
+        {"reservation-depth", required_argument, NULL, O_DEPTH},
+        {"workers", required_argument, NULL, O_WORKERS},
+        {"nb-res", required_argument, NULL, O_NBRES},
+        {"max-jobs", required_argument, NULL, O_MAXJOBS},
+        {"walltime", required_argument, NULL, O_WALLTIME},
+        {"timeout", required_argument, NULL, O_TIMEOUT},
+        {"out", required_argument, NULL, O_OUT},
+        {"quiet", no_argument, NULL, O_QUIET},
+        {"verbose", no_argument, NULL, O_VERBOSE},
+        {"echo-bench", required_argument, NULL, O_ECHO},
+        {"help", no_argument, NULL, O_HELP},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    int64_t v;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_SCHED: o->scheduler = optarg; break;
+        case O_ENDPOINT: o->endpoint = optarg; break;
+        case O_INPROC: o->inproc = true; break;
+        case O_POLICY: o->policy = optarg; o->policy_opts = true; break;
+        case O_DEPTH:
+            o->policy_opts = true;
+            if (strcmp(optarg, "unlimited") == 0)
+                o->depth = FBF_DEPTH_UNLIMITED;
+            else if (parse_i64(optarg, 1, &v))
+                o->depth = v;
+            else
+                return bad("--reservation-depth '%s': not an integer >= 1 nor 'unlimited'", optarg);
+            break;
+        case O_WORKERS:
+            o->policy_opts = true;
+            if (!parse_i64(optarg, 1, &v) || v > 1024)
+                return bad("--workers '%s': not an integer in 1..1024", optarg);
+            o->workers = (unsigned)v;
+            break;
+        case O_NBRES:
+            if (!parse_i64(optarg, 1, &v) || v > FBF_IDSET_MAX_ID)
+                return bad("--nb-res '%s': not an integer >= 1", optarg);
+            o->nb_res = v;
+            break;
+        case O_MAXJOBS:
+            if (!parse_i64(optarg, 0, &v))
+                return bad("--max-jobs '%s': not an integer >= 0", optarg);
+            o->read.max_jobs = v;
+            break;
+        case O_WALLTIME:
+            if (parse_walltime(optarg, &o->read))
+                return bad("--walltime '%s': expected field9, runtime or factor:F with F > 0",
+                           optarg);
+            break;
+        case O_TIMEOUT: {
+            char *end;
+            o->timeout_s = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->timeout_s > 0) || isinf(o->timeout_s))
+                return bad("--timeout '%s': not a number of seconds > 0", optarg);
+            break;
+        }
+        case O_OUT: o->out = optarg; break;
+        case O_QUIET: o->quiet = true; break;
+        case O_VERBOSE: o->verbose = true; break;
+        case O_ECHO:
+            if (!parse_i64(optarg, 1, &v))
+                return bad("--echo-bench '%s': not an integer >= 1", optarg);
+            o->echo = v;
+            break;
+        case O_HELP: usage(stdout); return FBF_EXIT_OK;
+        case O_VERSION: printf("fastbf-replay %s\n", FBF_VERSION); return FBF_EXIT_OK;
+        default: return bad("%s", "invalid option");
+        }
+    }
+    if (o->echo)
+        return -1;
+    if (optind + 1 != argc)
+        return bad("%s", optind >= argc ? "no WORKLOAD given" : "more than one WORKLOAD given");
+    o->workload = argv[optind];
+    int modes = (o->scheduler != NULL) + (o->endpoint != NULL) + o->inproc;
+    if (modes != 1)
+        return bad("%s", "give exactly one of --scheduler, --endpoint and --inproc");
+    if (o->policy_opts && !o->inproc)
+        return bad("%s", "--policy, --reservation-depth and --workers go with --inproc "
+                         "(another scheduler has its own options)");
+    if (o->verbose && !o->inproc)
+        return bad("%s", "--verbose goes with --inproc");
+    return -1;
+}
+
+static int run(const options *o)
+{
+    fbf_error err;
+    fbf_error_clear(&err);
+    fbf_workload *wl = fbf_workload_read(o->workload, &o->read, &err);
+    if (!wl) {
+        fprintf(stderr, "fastbf-replay: %s\n", err.text);
+        return errno == ENOMEM ? FBF_EXIT_INTERNAL : FBF_EXIT_INVALID;
+    }
+    uint32_t nb_res = o->nb_res ? (uint32_t)o->nb_res : wl->nb_res;
+    if (!nb_res) {
+        fprintf(stderr, "fastbf-replay: %s: the platform size is unknown (no MaxProcs/MaxNodes "
+                "header, no nb_res): pass --nb-res N\n", wl->path);
+        fbf_workload_destroy(wl);
+        return FBF_EXIT_INVALID;
+    }
+    char label[512];
+    fbf_transport *tr = NULL;
+    if (o->inproc) {
+        const char *name = o->policy ? o->policy : "fcfs";
+        const fbf_policy_entry *pe = fbf_policy_lookup(name);
+        if (!pe) {
+            fprintf(stderr, "fastbf-replay: unknown policy '%s'; known:", name);
+            for (const fbf_policy_entry *e = fbf_policy_list(); e && e->name; e++)
+                fprintf(stderr, " %s", e->name);
+            fprintf(stderr, "\n");
+            fbf_workload_destroy(wl);
+            return FBF_EXIT_INVALID;
+        }
+        fbf_bv4_options bo = {
+            .engine = {.policy = pe->ops,
+                       .reservation_depth = o->depth ? o->depth : pe->default_depth,
+                       .workers = o->workers ? o->workers : 1},
+            .log = o->verbose ? stderr : NULL,
+        };
+        char depth[32] = "unlimited";
+        if (bo.engine.reservation_depth != FBF_DEPTH_UNLIMITED)
+            snprintf(depth, sizeof depth, "%lld", (long long)bo.engine.reservation_depth);
+        snprintf(label, sizeof label, "in-process %s (reservation depth %s, %u worker%s)",
+                 pe->name, depth, bo.engine.workers, bo.engine.workers > 1 ? "s" : "");
+        tr = fbf_transport_inproc(&bo, label, &err);
+    } else if (o->scheduler) {
+        snprintf(label, sizeof label, "%s", o->scheduler);
+        tr = fbf_transport_spawn(o->scheduler, o->timeout_s, &err);
+    } else {
+        snprintf(label, sizeof label, "%s", o->endpoint);
+        tr = fbf_transport_connect(o->endpoint, o->timeout_s, &err);
+    }
+    if (!tr) {
+        fprintf(stderr, "fastbf-replay: %s\n", err.text);
+        fbf_workload_destroy(wl);
+        return FBF_EXIT_INVALID;
+    }
+    fbf_replay r;
+    fbf_replay_config cfg = {.nb_res = nb_res,
+                             .livelock_max = 1e6,
+                             .progress = !o->quiet && isatty(STDERR_FILENO)};
+    int rc = fbf_replay_init(&r, wl, &cfg, &err);
+    if (rc) {
+        fprintf(stderr, "fastbf-replay: %s\n", err.text);
+        fbf_replay_fini(&r);
+        fbf_transport_destroy(tr);
+        fbf_workload_destroy(wl);
+        return FBF_EXIT_INTERNAL;
+    }
+    rc = fbf_replay_run(&r, tr, stderr);
+    fbf_transport_destroy(tr); /* a child still alive is stopped here */
+    if (rc != FBF_EXIT_OK)
+        fprintf(stderr, "fastbf-replay: error: %s\n", r.err.text);
+    else if (r.err.text[0])
+        fprintf(stderr, "fastbf-replay: %s\n", r.err.text);
+    if (rc == FBF_EXIT_OK || rc == FBF_EXIT_DEADLOCK) {
+        fbf_replay_stats st;
+        fbf_replay_stats_compute(&r, &st);
+        if (!o->quiet)
+            fbf_replay_print_summary(&r, &st, label, stdout);
+        if (o->out && fbf_replay_write_outputs(&r, &st, label, o->out, &err)) {
+            fprintf(stderr, "fastbf-replay: %s\n", err.text);
+            if (rc == FBF_EXIT_OK)
+                rc = FBF_EXIT_INTERNAL;
+        }
+    }
+    fbf_replay_fini(&r);
+    fbf_workload_destroy(wl);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {.timeout_s = 60, .read = FBF_WL_READ_DEFAULTS};
+    int rc = parse_options(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    if (o.echo)
+        return fbf_echo_bench((size_t)o.echo, 256, stdout);
+    return run(&o);
+}

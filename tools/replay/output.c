@@ -1,0 +1,272 @@
+/*
+ * output: what a finished replay reports.
+ *
+ * Definitions (also in --help and data/README.md's neighbours):
+ *   wait          start - subtime, over jobs that started
+ *   bounded slowdown  max(1, (wait + run) / max(run, 10 s)), run = time the
+ *                 job actually ran (cut at its walltime or its kill)
+ *   makespan      last end - first subtime (first submission to last end;
+ *                 0 when no job ran), so traces that start late (KTH's first
+ *                 job is at t = 599,850 s) are not charged for the idle start
+ *   utilization   sum(res * run) / (nb_res * makespan)
+ *   latency       wall time of one exchange (send to reply, or the
+ *                 in-process call); p50/p99 are exact nearest-rank
+ *                 percentiles (the ceil(p * n)-th smallest) over all samples,
+ *                 kept as float seconds (4 bytes per exchange; 24-bit
+ *                 mantissa, far finer than the clock's noise)
+ *   scheduler / replayer time: the sum of the exchanges / the rest of the
+ *                 run's wall time (building messages, validating replies)
+ * out_jobs.csv follows Batsim's columns and spelling; rejected jobs are not
+ * in it, as Batsim's documentation says of REJECT_JOB.
+ *
+ * Invariant: nothing here changes the simulation state except sorting the
+ * latency samples, which stats_compute does once at the end.
+ */
+#include "tools/replay/replay.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int float_cmp(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static double rank(const float *v, size_t n, double p)
+{
+    if (!n)
+        return 0;
+    size_t k = (size_t)ceil(p * (double)n);
+    if (k < 1)
+        k = 1;
+    return v[k - 1];
+}
+
+void fbf_replay_stats_compute(fbf_replay *r, fbf_replay_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    double first = INFINITY, last = -INFINITY, sum_wait = 0, sum_bsld = 0, area = 0;
+    size_t started = 0;
+    for (size_t i = 0; i < r->wl->nb_jobs; i++) {
+        const fbf_rjob *j = &r->jobs[i];
+        const fbf_wl_job *w = &r->wl->jobs[i];
+        if (j->state == FBF_RJ_PENDING)
+            continue;
+        if (w->subtime < first)
+            first = w->subtime;
+        if (j->state != FBF_RJ_DONE)
+            continue;
+        double wait = j->start - w->subtime, run = j->end - j->start;
+        started++;
+        sum_wait += wait;
+        if (wait > st->max_wait)
+            st->max_wait = wait;
+        double b = (wait + run) / (run > 10 ? run : 10);
+        sum_bsld += b > 1 ? b : 1;
+        area += (double)w->res * run;
+        if (j->end > last)
+            last = j->end;
+    }
+    if (started) {
+        st->first_subtime = first;
+        st->last_end = last;
+        st->makespan = last - first;
+        st->mean_wait = sum_wait / (double)started;
+        st->mean_bsld = sum_bsld / (double)started;
+        if (st->makespan > 0)
+            st->utilization = area / ((double)r->cfg.nb_res * st->makespan);
+    }
+    qsort(r->lat, r->nlat, sizeof *r->lat, float_cmp);
+    double sum = 0;
+    for (size_t i = 0; i < r->nlat; i++)
+        sum += r->lat[i];
+    st->exchanges = r->nlat;
+    st->lat_p50 = rank(r->lat, r->nlat, 0.50);
+    st->lat_p99 = rank(r->lat, r->nlat, 0.99);
+    st->lat_max = r->nlat ? r->lat[r->nlat - 1] : 0;
+    st->lat_mean = r->nlat ? sum / (double)r->nlat : 0;
+    st->jobs_per_s = r->wall_total > 0 ? (double)r->wl->nb_jobs / r->wall_total : 0;
+}
+
+void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st, const char *label,
+                              FILE *out)
+{
+    const fbf_workload *wl = r->wl;
+    fprintf(out, "workload     %s (%zu jobs, %u resources)\n", wl->path ? wl->path : wl->name,
+            wl->nb_jobs, r->cfg.nb_res);
+    fprintf(out, "scheduler    %s\n", label);
+    fprintf(out,
+            "jobs         %zu submitted, %zu completed (%zu successfully, %zu at walltime), "
+            "%zu killed, %zu rejected, %zu skipped\n",
+            r->submitted, r->success + r->walltime_reached, r->success, r->walltime_reached,
+            r->killed, r->rejected, fbf_workload_skipped_total(wl));
+    for (int k = 0; k < FBF_WL_SKIP_COUNT; k++)
+        if (wl->skipped[k])
+            fprintf(out, "  skipped    %zu: %s (first at line %zu)\n", wl->skipped[k],
+                    fbf_wl_skip_reason(k), wl->first_skipped_line[k]);
+    fprintf(out, "makespan     %.0f s (first submission %.0f s, last end %.0f s)\n", st->makespan,
+            st->first_subtime, st->last_end);
+    fprintf(out, "wait         mean %.1f s, max %.0f s\n", st->mean_wait, st->max_wait);
+    fprintf(out, "bounded sld  mean %.3f (tau = 10 s)\n", st->mean_bsld);
+    fprintf(out, "utilization  %.4f\n", st->utilization);
+    fprintf(out, "exchanges    %zu, latency p50 %.2f us, p99 %.2f us, max %.2f us\n",
+            st->exchanges, st->lat_p50 * 1e6, st->lat_p99 * 1e6, st->lat_max * 1e6);
+    fprintf(out, "wall time    %.3f s: %.3f s waiting for the scheduler, %.3f s in the replayer "
+            "(%.0f jobs/s)\n",
+            r->wall_total, r->wall_sched, r->wall_total - r->wall_sched, st->jobs_per_s);
+}
+
+/* A CSV field, quoted only when it must be. */
+static void csv_text(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static int write_csv(const fbf_replay *r, const char *path, fbf_error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fbf_errorf(err, -errno, "cannot write '%s': %s", path, strerror(errno));
+    static const char *const states[] = {"", "COMPLETED_SUCCESSFULLY",
+                                         "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED"};
+    fputs("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
+          "requested_time,success,final_state,starting_time,execution_time,finish_time,"
+          "waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,metadata\n",
+          f);
+    fbf_jbuf alloc = {0};
+    for (size_t i = 0; i < r->wl->nb_jobs; i++) {
+        const fbf_rjob *j = &r->jobs[i];
+        if (j->state != FBF_RJ_DONE)
+            continue;
+        const fbf_wl_job *w = &r->wl->jobs[i];
+        const char *bang = strchr(w->id, '!');
+        double exec = j->end - j->start, turn = j->end - w->subtime;
+        fbf_jbuf_reset(&alloc);
+        fbf_replay_alloc_text(r, (uint32_t)i, &alloc);
+        csv_text(f, bang + 1);
+        fputc(',', f);
+        fprintf(f, "%.*s,", (int)(bang - w->id), w->id);
+        csv_text(f, r->wl->profiles[w->profile].name);
+        fprintf(f, ",%f,%lld,%f,%d,%s,%f,%f,%f,%f,%f,", w->subtime, (long long)w->res,
+                w->walltime, j->end_kind == FBF_END_SUCCESS, states[j->end_kind], j->start, exec,
+                j->end, j->start - w->subtime, turn);
+        if (exec > 0)
+            fprintf(f, "%f", turn / exec);
+        else
+            fputs("inf", f); /* a job that ran 0 s: Batsim's division gives inf too */
+        fprintf(f, ",%s,-1,", alloc.p ? alloc.p : "");
+        csv_text(f, r->text + j->meta);
+        fputc('\n', f);
+    }
+    fbf_jbuf_fini(&alloc);
+    if (ferror(f) | (fclose(f) != 0))
+        return fbf_errorf(err, -EIO, "error writing '%s'", path);
+    return 0;
+}
+
+static int write_json(const fbf_replay *r, const fbf_replay_stats *st, const char *label,
+                      const char *path, fbf_error *err)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *jobs = cJSON_AddObjectToObject(o, "jobs");
+    cJSON *skip = cJSON_AddObjectToObject(o, "skipped");
+    cJSON *lat = cJSON_AddObjectToObject(o, "latency_s");
+    cJSON *wall = cJSON_AddObjectToObject(o, "wall_s");
+    if (!o || !jobs || !skip || !lat || !wall) {
+        cJSON_Delete(o);
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    }
+    cJSON_AddStringToObject(o, "workload", r->wl->path ? r->wl->path : r->wl->name);
+    cJSON_AddStringToObject(o, "scheduler", label);
+    cJSON_AddNumberToObject(o, "nb_res", r->cfg.nb_res);
+    cJSON_AddNumberToObject(jobs, "in_workload", (double)r->wl->nb_jobs);
+    cJSON_AddNumberToObject(jobs, "submitted", (double)r->submitted);
+    cJSON_AddNumberToObject(jobs, "completed", (double)(r->success + r->walltime_reached));
+    cJSON_AddNumberToObject(jobs, "completed_successfully", (double)r->success);
+    cJSON_AddNumberToObject(jobs, "walltime_reached", (double)r->walltime_reached);
+    cJSON_AddNumberToObject(jobs, "killed", (double)r->killed);
+    cJSON_AddNumberToObject(jobs, "rejected", (double)r->rejected);
+    cJSON_AddNumberToObject(jobs, "skipped", (double)fbf_workload_skipped_total(r->wl));
+    for (int k = 0; k < FBF_WL_SKIP_COUNT; k++)
+        cJSON_AddNumberToObject(skip, fbf_wl_skip_reason(k), (double)r->wl->skipped[k]);
+    cJSON_AddNumberToObject(o, "makespan", st->makespan);
+    cJSON_AddNumberToObject(o, "first_subtime", st->first_subtime);
+    cJSON_AddNumberToObject(o, "last_end", st->last_end);
+    cJSON_AddNumberToObject(o, "mean_wait", st->mean_wait);
+    cJSON_AddNumberToObject(o, "max_wait", st->max_wait);
+    cJSON_AddNumberToObject(o, "mean_bounded_slowdown", st->mean_bsld);
+    cJSON_AddNumberToObject(o, "utilization", st->utilization);
+    cJSON_AddNumberToObject(o, "exchanges", (double)st->exchanges);
+    cJSON_AddNumberToObject(lat, "p50", st->lat_p50);
+    cJSON_AddNumberToObject(lat, "p99", st->lat_p99);
+    cJSON_AddNumberToObject(lat, "max", st->lat_max);
+    cJSON_AddNumberToObject(lat, "mean", st->lat_mean);
+    cJSON_AddNumberToObject(wall, "total", r->wall_total);
+    cJSON_AddNumberToObject(wall, "scheduler", r->wall_sched);
+    cJSON_AddNumberToObject(wall, "replayer", r->wall_total - r->wall_sched);
+    cJSON_AddNumberToObject(o, "jobs_per_s", st->jobs_per_s);
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!text)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    FILE *f = fopen(path, "w");
+    int rc = 0;
+    if (!f) {
+        rc = fbf_errorf(err, -errno, "cannot write '%s': %s", path, strerror(errno));
+    } else {
+        fputs(text, f);
+        fputc('\n', f);
+        if (ferror(f) | (fclose(f) != 0))
+            rc = fbf_errorf(err, -EIO, "error writing '%s'", path);
+    }
+    cJSON_free(text);
+    return rc;
+}
+
+int fbf_replay_write_outputs(const fbf_replay *r, const fbf_replay_stats *st, const char *label,
+                             const char *dir, fbf_error *err)
+{
+    if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+        return fbf_errorf(err, -errno, "cannot create '%s': %s", dir, strerror(errno));
+    size_t n = strlen(dir) + 32;
+    char *path = malloc(n);
+    if (!path)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    snprintf(path, n, "%s/out_jobs.csv", dir);
+    int rc = write_csv(r, path, err);
+    if (!rc) {
+        snprintf(path, n, "%s/summary.json", dir);
+        rc = write_json(r, st, label, path, err);
+    }
+    free(path);
+    return rc;
+}
+
+void fbf_replay_progress(fbf_replay *r, double wall_now, bool last)
+{
+    if (!last && wall_now - r->progress_last < 0.5)
+        return;
+    r->progress_last = wall_now;
+    char t[40];
+    fbf_jbuf_fmt(t, sizeof t, r->clock);
+    fprintf(stderr, "\r\033[Kfastbf-replay: t=%s s, %zu/%zu jobs done, %zu running, %zu waiting",
+            t, r->done + r->rejected, r->wl->nb_jobs, r->running, r->waiting);
+    if (last)
+        fputc('\n', stderr);
+    fflush(stderr);
+}

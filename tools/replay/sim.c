@@ -1,0 +1,570 @@
+/*
+ * sim: the discrete-event side of fastbf-replay (time model in replay.h).
+ *
+ * Pending events live in one binary min-heap keyed by (time, kind, seq):
+ * job completions (seq = start order), JOB_KILLED acknowledgements,
+ * requested calls and the final NOTIFY. Submissions need no heap: they are
+ * a cursor over the jobs sorted once by (subtime, file order), merged with
+ * the heap as a message is built. So one event costs O(log running) and a
+ * message costs no allocation once the buffers have grown.
+ *
+ * Invariants: build_message() sends only when it has an event; a message
+ * whose events are all delivered changes the job states at that moment
+ * (a submitted job waits from then on, a completed job's resources are
+ * free); the run ends with SIMULATION_ENDS only when every job is done or
+ * rejected and the heap is empty, and as a deadlock when jobs still wait
+ * with nothing left that could wake the scheduler.
+ */
+#include "tools/replay/replay.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double fbf_replay_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---------- heap ---------- */
+
+static bool ev_less(const fbf_rev *a, const fbf_rev *b)
+{
+    if (a->t != b->t)
+        return a->t < b->t;
+    if (a->kind != b->kind)
+        return a->kind < b->kind;
+    return a->seq < b->seq;
+}
+
+void fbf_replay_heap_push(fbf_replay *r, double t, uint32_t kind, uint32_t arg, uint64_t seq)
+{
+    if (r->heap_n == r->heap_cap) {
+        size_t cap = r->heap_cap ? 2 * r->heap_cap : 1024;
+        fbf_rev *h = realloc(r->heap, cap * sizeof *h);
+        if (!h) {
+            /* Out of memory mid-run: flagged, and the run loop stops
+             * before the next send rather than lose an event. */
+            r->oom = true;
+            return;
+        }
+        r->heap = h;
+        r->heap_cap = cap;
+    }
+    fbf_rev e = {.t = t, .kind = kind, .arg = arg, .seq = seq};
+    size_t i = r->heap_n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ev_less(&e, &r->heap[p]))
+            break;
+        r->heap[i] = r->heap[p];
+        i = p;
+    }
+    r->heap[i] = e;
+}
+
+static fbf_rev heap_pop(fbf_replay *r)
+{
+    fbf_rev top = r->heap[0];
+    fbf_rev last = r->heap[--r->heap_n];
+    size_t i = 0, n = r->heap_n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && ev_less(&r->heap[c + 1], &r->heap[c]))
+            c++;
+        if (!ev_less(&r->heap[c], &last))
+            break;
+        r->heap[i] = r->heap[c];
+        i = c;
+    }
+    if (n)
+        r->heap[i] = last;
+    return top;
+}
+
+/* Drops completion entries of jobs that were killed meanwhile. */
+static void drop_stale(fbf_replay *r)
+{
+    while (r->heap_n && r->heap[0].kind == FBF_EV_COMPLETED) {
+        const fbf_rjob *j = &r->jobs[r->heap[0].arg];
+        if (j->state == FBF_RJ_RUNNING && j->start_seq == r->heap[0].seq)
+            return;
+        heap_pop(r);
+    }
+}
+
+/* ---------- setup ---------- */
+
+typedef struct sub_key {
+    double t;
+    uint32_t idx;
+} sub_key;
+
+static int sub_cmp(const void *a, const void *b)
+{
+    const sub_key *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int fbf_replay_init(fbf_replay *r, const fbf_workload *wl, const fbf_replay_config *cfg,
+                    fbf_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->wl = wl;
+    r->cfg = *cfg;
+    fbf_idset_init(&r->scratch);
+    size_t n = wl->nb_jobs;
+    r->jobs = calloc(n ? n : 1, sizeof *r->jobs);
+    r->order = malloc((n ? n : 1) * sizeof *r->order);
+    r->owner = malloc((size_t)cfg->nb_res * sizeof *r->owner);
+    r->text = malloc(r->text_cap = 256);
+    if (!r->jobs || !r->order || !r->owner || !r->text)
+        return fbf_errorf(err, -ENOMEM, "out of memory for %zu jobs", n);
+    r->text[0] = '\0';
+    r->text_len = 1;
+    for (uint32_t i = 0; i < cfg->nb_res; i++)
+        r->owner[i] = FBF_NO_JOB;
+    /* Traces are usually sorted by submit time already: check in O(n)
+     * before paying for a sort. */
+    bool sorted = true;
+    for (size_t i = 0; i < n; i++) {
+        r->order[i] = (uint32_t)i;
+        if (i && wl->jobs[i].subtime < wl->jobs[i - 1].subtime)
+            sorted = false;
+    }
+    if (!sorted) {
+        sub_key *k = malloc(n * sizeof *k);
+        if (!k)
+            return fbf_errorf(err, -ENOMEM, "out of memory sorting %zu jobs", n);
+        for (size_t i = 0; i < n; i++)
+            k[i] = (sub_key){wl->jobs[i].subtime, (uint32_t)i};
+        qsort(k, n, sizeof *k, sub_cmp);
+        for (size_t i = 0; i < n; i++)
+            r->order[i] = k[i].idx;
+        free(k);
+    }
+    if (n == 0) /* nothing to submit: say so at once */
+        fbf_replay_heap_push(r, 0, FBF_EV_NOTIFY, 0, 0);
+    return 0;
+}
+
+void fbf_replay_fini(fbf_replay *r)
+{
+    free(r->jobs);
+    free(r->order);
+    free(r->owner);
+    free(r->heap);
+    free(r->kills);
+    free(r->kill_items);
+    free(r->ranges);
+    free(r->text);
+    free(r->lat);
+    fbf_idset_fini(&r->scratch);
+    fbf_jbuf_fini(&r->msg);
+}
+
+/* ---------- message building ---------- */
+
+static const char *const end_names[] = {
+    [FBF_END_NONE] = "RUNNING",
+    [FBF_END_SUCCESS] = "COMPLETED_SUCCESSFULLY",
+    [FBF_END_WALLTIME] = "COMPLETED_WALLTIME_REACHED",
+    [FBF_END_KILLED] = "COMPLETED_KILLED",
+};
+
+static void ev_open(fbf_replay *r, size_t *count, double t, const char *type)
+{
+    fbf_jbuf *b = &r->msg;
+    if ((*count)++)
+        fbf_jbuf_lit(b, ",");
+    else
+        r->msg_kind = type;
+    fbf_jbuf_lit(b, "{\"timestamp\":");
+    fbf_jbuf_time(b, t);
+    fbf_jbuf_lit(b, ",\"type\":\"");
+    fbf_jbuf_raw(b, type, strlen(type));
+    fbf_jbuf_lit(b, "\",\"data\":");
+}
+
+void fbf_replay_alloc_text(const fbf_replay *r, uint32_t job, fbf_jbuf *b)
+{
+    const fbf_rjob *j = &r->jobs[job];
+    fbf_jbuf_ranges(b, r->ranges + j->ranges, j->nranges);
+}
+
+static void release(fbf_replay *r, uint32_t job)
+{
+    const fbf_rjob *j = &r->jobs[job];
+    for (uint32_t k = 0; k < j->nranges; k++) {
+        const fbf_range *g = &r->ranges[j->ranges + k];
+        for (uint32_t id = g->lo; id <= g->hi; id++)
+            r->owner[id] = FBF_NO_JOB;
+    }
+}
+
+static void emit_completed(fbf_replay *r, size_t *count, uint32_t job)
+{
+    fbf_rjob *j = &r->jobs[job];
+    fbf_jbuf *b = &r->msg;
+    ev_open(r, count, j->end, "JOB_COMPLETED");
+    fbf_jbuf_lit(b, "{\"job_id\":");
+    fbf_jbuf_str(b, r->wl->jobs[job].id);
+    fbf_jbuf_lit(b, ",\"job_state\":\"");
+    fbf_jbuf_raw(b, end_names[j->end_kind], strlen(end_names[j->end_kind]));
+    if (j->end_kind == FBF_END_SUCCESS)
+        fbf_jbuf_lit(b, "\",\"return_code\":0,\"alloc\":\"");
+    else
+        fbf_jbuf_lit(b, "\",\"return_code\":-1,\"alloc\":\"");
+    fbf_replay_alloc_text(r, job, b);
+    fbf_jbuf_lit(b, "\"}}");
+    release(r, job);
+    j->state = FBF_RJ_DONE;
+    r->running--;
+    r->done++;
+    if (j->end_kind == FBF_END_SUCCESS)
+        r->success++;
+    else
+        r->walltime_reached++;
+}
+
+static void emit_killed(fbf_replay *r, size_t *count, double t, uint32_t kill)
+{
+    const fbf_kill *k = &r->kills[kill];
+    fbf_jbuf *b = &r->msg;
+    ev_open(r, count, t, "JOB_KILLED");
+    fbf_jbuf_lit(b, "{\"job_ids\":[");
+    for (uint32_t i = 0; i < k->n; i++) {
+        if (i)
+            fbf_jbuf_lit(b, ",");
+        fbf_jbuf_str(b, r->wl->jobs[r->kill_items[k->first + i].job].id);
+    }
+    fbf_jbuf_lit(b, "],\"job_progress\":{");
+    bool first = true;
+    for (uint32_t i = 0; i < k->n; i++) {
+        const fbf_kill_item *it = &r->kill_items[k->first + i];
+        if (isnan(it->progress))
+            continue; /* finished before the kill: listed without progress */
+        const fbf_wl_job *wj = &r->wl->jobs[it->job];
+        if (!first)
+            fbf_jbuf_lit(b, ",");
+        first = false;
+        fbf_jbuf_str(b, wj->id);
+        fbf_jbuf_lit(b, ":{\"profile\":");
+        fbf_jbuf_str(b, r->wl->profiles[wj->profile].name);
+        fbf_jbuf_lit(b, ",\"progress\":");
+        fbf_jbuf_num(b, it->progress);
+        fbf_jbuf_lit(b, "}");
+    }
+    fbf_jbuf_lit(b, "}}}");
+}
+
+static void emit_submitted(fbf_replay *r, size_t *count, uint32_t job)
+{
+    const fbf_wl_job *wj = &r->wl->jobs[job];
+    fbf_jbuf *b = &r->msg;
+    ev_open(r, count, wj->subtime, "JOB_SUBMITTED");
+    fbf_jbuf_lit(b, "{\"job_id\":");
+    fbf_jbuf_str(b, wj->id);
+    fbf_jbuf_lit(b, ",\"job\":{\"id\":");
+    fbf_jbuf_str(b, wj->id);
+    fbf_jbuf_lit(b, ",\"subtime\":");
+    fbf_jbuf_num(b, wj->subtime);
+    fbf_jbuf_lit(b, ",\"walltime\":");
+    fbf_jbuf_num(b, wj->walltime);
+    fbf_jbuf_lit(b, ",\"res\":");
+    fbf_jbuf_int(b, wj->res);
+    fbf_jbuf_lit(b, ",\"profile\":");
+    fbf_jbuf_str(b, r->wl->profiles[wj->profile].name);
+    fbf_jbuf_lit(b, "}}}");
+    r->jobs[job].state = FBF_RJ_WAITING;
+    r->submitted++;
+    r->waiting++;
+}
+
+static void msg_open(fbf_replay *r, double now)
+{
+    fbf_jbuf_reset(&r->msg);
+    fbf_jbuf_lit(&r->msg, "{\"now\":");
+    fbf_jbuf_time(&r->msg, now);
+    fbf_jbuf_lit(&r->msg, ",\"events\":[");
+    r->req_now = now;
+}
+
+/* Builds the next message from every event due by its now. Returns the
+ * number of events (0: nothing pending at all). *calls_only tells whether
+ * they were all REQUESTED_CALLs (for the livelock guard). */
+static size_t build_message(fbf_replay *r, bool *calls_only)
+{
+    const size_t n = r->wl->nb_jobs;
+    drop_stale(r);
+    double th = r->heap_n ? r->heap[0].t : INFINITY;
+    double ts = r->next_sub < n ? r->wl->jobs[r->order[r->next_sub]].subtime : INFINITY;
+    double t = th < ts ? th : ts;
+    if (t == INFINITY)
+        return 0;
+    double now = t > r->clock ? t : r->clock;
+    msg_open(r, now);
+    size_t count = 0;
+    *calls_only = true;
+    for (;;) {
+        drop_stale(r);
+        bool hv = r->heap_n && r->heap[0].t <= now;
+        uint32_t next = r->next_sub < n ? r->order[r->next_sub] : 0;
+        bool sv = r->next_sub < n && r->wl->jobs[next].subtime <= now;
+        if (!hv && !sv)
+            break;
+        double st = sv ? r->wl->jobs[next].subtime : INFINITY;
+        if (sv && (!hv || st < r->heap[0].t ||
+                   (st == r->heap[0].t && FBF_EV_SUBMITTED < r->heap[0].kind))) {
+            emit_submitted(r, &count, next);
+            *calls_only = false;
+            if (++r->next_sub == n)
+                fbf_replay_heap_push(r, st, FBF_EV_NOTIFY, 0, 0);
+            continue;
+        }
+        fbf_rev e = heap_pop(r);
+        if (e.kind != FBF_EV_CALL)
+            *calls_only = false;
+        switch (e.kind) {
+        case FBF_EV_COMPLETED:
+            emit_completed(r, &count, e.arg);
+            break;
+        case FBF_EV_KILLED:
+            emit_killed(r, &count, e.t, e.arg);
+            break;
+        case FBF_EV_CALL:
+            ev_open(r, &count, e.t, "REQUESTED_CALL");
+            fbf_jbuf_lit(&r->msg, "{}}");
+            break;
+        case FBF_EV_NOTIFY:
+            ev_open(r, &count, e.t, "NOTIFY");
+            fbf_jbuf_lit(&r->msg, "{\"type\":\"no_more_static_job_to_submit\"}}");
+            break;
+        }
+    }
+    fbf_jbuf_lit(&r->msg, "]}");
+    return count;
+}
+
+#define MAX_WORKLOADS 16
+
+/* The workload names jobs carry before their '!': wl->name first, then any
+ * other prefix a JSON workload used (a Batsim id names its workload), up to
+ * MAX_WORKLOADS. Every listed workload gets the same profiles, since the
+ * replayer's profiles are per file, not per prefix. */
+static size_t workload_names(const fbf_workload *wl, char names[][64])
+{
+    size_t n = 1;
+    snprintf(names[0], 64, "%s", wl->name);
+    for (size_t i = 0; i < wl->nb_jobs && n < MAX_WORKLOADS; i++) {
+        const char *id = wl->jobs[i].id, *bang = strchr(id, '!');
+        size_t len = (size_t)(bang - id), k = 0;
+        if (len >= 64)
+            continue;
+        while (k < n && (strncmp(names[k], id, len) != 0 || names[k][len] != '\0'))
+            k++;
+        if (k == n) {
+            memcpy(names[n], id, len);
+            names[n++][len] = '\0';
+        }
+    }
+    return n;
+}
+
+static void build_begins(fbf_replay *r)
+{
+    const fbf_workload *wl = r->wl;
+    fbf_jbuf *b = &r->msg;
+    msg_open(r, 0);
+    size_t count = 0;
+    ev_open(r, &count, 0, "SIMULATION_BEGINS");
+    fbf_jbuf_lit(b, "{\"nb_resources\":");
+    fbf_jbuf_int(b, r->cfg.nb_res);
+    fbf_jbuf_lit(b, ",\"nb_compute_resources\":");
+    fbf_jbuf_int(b, r->cfg.nb_res);
+    fbf_jbuf_lit(b, ",\"nb_storage_resources\":0,\"allow_compute_sharing\":false,"
+                    "\"allow_storage_sharing\":true,\"config\":{\"redis-enabled\":false,"
+                    "\"redis-hostname\":\"127.0.0.1\",\"redis-port\":6379,"
+                    "\"redis-prefix\":\"default\",\"profiles-forwarded-on-submission\":false,"
+                    "\"dynamic-jobs-enabled\":false,\"dynamic-jobs-acknowledged\":false,"
+                    "\"profile-reuse-enabled\":false,\"sched-config\":\"\","
+                    "\"forward-unknown-events\":false},\"compute_resources\":[");
+    for (uint32_t i = 0; i < r->cfg.nb_res; i++) {
+        if (i)
+            fbf_jbuf_lit(b, ",");
+        fbf_jbuf_lit(b, "{\"id\":");
+        fbf_jbuf_int(b, i);
+        fbf_jbuf_lit(b, ",\"name\":\"r");
+        fbf_jbuf_int(b, i);
+        fbf_jbuf_lit(b, "\",\"state\":\"idle\",\"properties\":{\"role\":\"\"},"
+                        "\"zone_properties\":{}}");
+    }
+    fbf_jbuf_lit(b, "],\"storage_resources\":[],\"workloads\":{");
+    char names[MAX_WORKLOADS][64];
+    size_t nn = workload_names(wl, names);
+    for (size_t k = 0; k < nn; k++) {
+        if (k)
+            fbf_jbuf_lit(b, ",");
+        fbf_jbuf_str(b, names[k]);
+        fbf_jbuf_lit(b, ":");
+        fbf_jbuf_str(b, wl->path ? wl->path : "");
+    }
+    fbf_jbuf_lit(b, "},\"profiles\":{");
+    for (size_t k = 0; k < nn; k++) {
+        if (k)
+            fbf_jbuf_lit(b, ",");
+        fbf_jbuf_str(b, names[k]);
+        fbf_jbuf_lit(b, ":{");
+        for (size_t p = 0; p < wl->nb_profiles; p++) {
+            if (p)
+                fbf_jbuf_lit(b, ",");
+            fbf_jbuf_str(b, wl->profiles[p].name);
+            fbf_jbuf_lit(b, ":{\"type\":\"delay\",\"delay\":");
+            fbf_jbuf_num(b, wl->profiles[p].delay);
+            fbf_jbuf_lit(b, "}");
+        }
+        fbf_jbuf_lit(b, "}");
+    }
+    fbf_jbuf_lit(b, "}}}]}");
+}
+
+static void build_ends(fbf_replay *r)
+{
+    size_t count = 0;
+    msg_open(r, r->clock);
+    ev_open(r, &count, r->clock, "SIMULATION_ENDS");
+    fbf_jbuf_lit(&r->msg, "{}}]}");
+    r->ending = true;
+}
+
+/* ---------- the loop ---------- */
+
+static int exchange(fbf_replay *r)
+{
+    if (r->msg.oom || r->oom)
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory building message #%zu",
+                          r->msg_index), FBF_EXIT_INTERNAL;
+    const char *reply;
+    size_t len;
+    fbf_error terr;
+    fbf_error_clear(&terr);
+    double a = fbf_replay_now_s();
+    int rc = fbf_transport_exchange(r->tr, r->msg.p, r->msg.len, &reply, &len, &terr);
+    double b = fbf_replay_now_s();
+    if (r->nlat == r->lat_cap) {
+        size_t cap = r->lat_cap ? 2 * r->lat_cap : 4096;
+        float *l = realloc(r->lat, cap * sizeof *l);
+        if (!l)
+            return fbf_errorf(&r->err, -ENOMEM, "out of memory"), FBF_EXIT_INTERNAL;
+        r->lat = l;
+        r->lat_cap = cap;
+    }
+    r->lat[r->nlat++] = (float)(b - a);
+    r->wall_sched += b - a;
+    if (rc) {
+        char t[40];
+        fbf_jbuf_fmt(t, sizeof t, r->req_now);
+        fbf_errorf(&r->err, rc, "message #%zu (%s, now=%s): %s", r->msg_index, r->msg_kind, t,
+                   terr.text);
+        return FBF_EXIT_INVALID;
+    }
+    rc = fbf_replay_apply_reply(r, reply, len);
+    if (rc)
+        return rc == -ENOMEM ? FBF_EXIT_INTERNAL : FBF_EXIT_INVALID;
+    r->msg_index++;
+    if (r->cfg.progress)
+        fbf_replay_progress(r, b, false);
+    return FBF_EXIT_OK;
+}
+
+static int deadlock(fbf_replay *r, FILE *out)
+{
+    char t[40];
+    fbf_jbuf_fmt(t, sizeof t, r->clock);
+    fbf_errorf(&r->err, -EDEADLK,
+               "deadlock at now=%s: %zu jobs wait, none runs, no call is pending and every job "
+               "was submitted",
+               t, r->waiting);
+    if (!out)
+        return FBF_EXIT_DEADLOCK;
+    fprintf(out, "fastbf-replay: stuck jobs (%zu):", r->waiting);
+    size_t shown = 0;
+    for (size_t i = 0; i < r->wl->nb_jobs && shown < 20; i++) {
+        if (r->jobs[i].state != FBF_RJ_WAITING)
+            continue;
+        const fbf_wl_job *j = &r->wl->jobs[i];
+        char w[40];
+        fbf_jbuf_fmt(w, sizeof w, j->walltime);
+        fprintf(out, "%s %s (res %lld, walltime %s)", shown ? "," : "", j->id,
+                (long long)j->res, w);
+        shown++;
+    }
+    if (r->waiting > shown)
+        fprintf(out, " and %zu more", r->waiting - shown);
+    fprintf(out, "\n");
+    return FBF_EXIT_DEADLOCK;
+}
+
+int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
+{
+    r->tr = tr;
+    double t0 = fbf_replay_now_s();
+    r->progress_last = t0;
+    build_begins(r);
+    int rc = exchange(r);
+    double last_now = -1;
+    while (rc == FBF_EXIT_OK) {
+        bool calls_only;
+        if (build_message(r, &calls_only) == 0) {
+            if (r->done + r->rejected < r->wl->nb_jobs) {
+                rc = deadlock(r, out);
+                break;
+            }
+            build_ends(r);
+            rc = exchange(r);
+            if (rc == FBF_EXIT_OK) {
+                fbf_error ferr;
+                fbf_error_clear(&ferr);
+                int f = fbf_transport_finish(tr, &ferr);
+                if (f < 0) {
+                    fbf_errorf(&r->err, f, "%s", ferr.text);
+                    rc = FBF_EXIT_INVALID;
+                } else if (f > 0) {
+                    fbf_errorf(&r->err, 0, "warning: %s", ferr.text);
+                }
+            }
+            break;
+        }
+        /* A scheduler that keeps asking to be called "now" and does
+         * nothing else would spin forever, as it would with Batsim. */
+        if (calls_only && r->req_now == last_now) {
+            if (++r->same_time_calls > r->cfg.livelock_max) {
+                char t[40];
+                fbf_jbuf_fmt(t, sizeof t, r->req_now);
+                fbf_errorf(&r->err, -ELOOP,
+                           "livelock: %zu messages in a row at now=%s held only "
+                           "REQUESTED_CALL (the scheduler keeps asking to be called now)",
+                           r->same_time_calls, t);
+                rc = FBF_EXIT_INVALID;
+                break;
+            }
+        } else {
+            r->same_time_calls = 0;
+        }
+        last_now = r->req_now;
+        rc = exchange(r);
+    }
+    r->wall_total = fbf_replay_now_s() - t0;
+    if (r->cfg.progress)
+        fbf_replay_progress(r, fbf_replay_now_s(), true);
+    return rc;
+}

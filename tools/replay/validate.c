@@ -1,0 +1,385 @@
+/*
+ * validate: checks every reply as strictly as Batsim does and applies its
+ * decisions to the replay state, one event at a time and in order, so a
+ * decision is judged against the state the earlier ones of the same reply
+ * left (two EXECUTE_JOB on one resource: the second is the error).
+ *
+ * Checks, in order: valid JSON; an object with a number `now` >= the
+ * request's now; an `events` array; per event an object with a number
+ * `timestamp` (<= reply now, not before the previous event), a known string
+ * `type` and an object `data`; then per type:
+ *   EXECUTE_JOB   job_id known, submitted, waiting (neither running,
+ *                 finished nor rejected); alloc an interval set of exactly
+ *                 res resources, all < nb_res and free at that moment
+ *   REJECT_JOB    job_id known and waiting
+ *   KILL_JOB      job_ids an array of known jobs that were started
+ *   CALL_ME_LATER timestamp a number >= the reply's now
+ *   SET_JOB_METADATA  job_id known, metadata a string (kept for the CSV)
+ *   NOTIFY        accepted and ignored (nothing the replayer acts on)
+ * The reply to SIMULATION_ENDS must have no event.
+ *
+ * The first violation stops the run: r->err names the message, the event
+ * index, its type, the job and the field. Nothing here allocates per event
+ * except cJSON's tree of the reply and the growth of the state arrays.
+ */
+#include "tools/replay/replay.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const state_names[] = {
+    [FBF_RJ_PENDING] = "has not been submitted yet",
+    [FBF_RJ_WAITING] = "is waiting",
+    [FBF_RJ_RUNNING] = "is already running",
+    [FBF_RJ_DONE] = "has already finished",
+    [FBF_RJ_REJECTED] = "was rejected",
+};
+
+/* Fills r->err with the context prefix, then the reason. */
+__attribute__((format(printf, 5, 6))) static int fail(fbf_replay *r, long ev, const char *type,
+                                                      const char *job, const char *fmt, ...)
+{
+    char why[200], now[40], ctx[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    fbf_jbuf_fmt(now, sizeof now, r->req_now);
+    if (ev < 0)
+        snprintf(ctx, sizeof ctx, "reply");
+    else if (job)
+        snprintf(ctx, sizeof ctx, "reply event %ld (%s, job %s)", ev, type ? type : "?", job);
+    else
+        snprintf(ctx, sizeof ctx, "reply event %ld (%s)", ev, type ? type : "?");
+    return fbf_errorf(&r->err, -EPROTO, "invalid reply to message #%zu (%s, now=%s): %s: %s",
+                      r->msg_index, r->msg_kind ? r->msg_kind : "?", now, ctx, why);
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap : 1024;
+    while (c < need)
+        c *= 2;
+    void *n = realloc(*p, c * elem);
+    if (!n)
+        return false;
+    *p = n;
+    *cap = c;
+    return true;
+}
+
+/* The job named by data.<field> as an index, or -1 after fail(). */
+static int64_t job_of(fbf_replay *r, const cJSON *v, long ev, const char *type, const char *field)
+{
+    if (!cJSON_IsString(v))
+        return fail(r, ev, type, NULL, "field data.%s is missing or not a string", field), -1;
+    int64_t j = fbf_workload_find(r->wl, v->valuestring);
+    if (j < 0)
+        return fail(r, ev, type, v->valuestring, "unknown job id"), -1;
+    return j;
+}
+
+static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
+{
+    static const char T[] = "EXECUTE_JOB";
+    int64_t ji = job_of(r, cJSON_GetObjectItemCaseSensitive(data, "job_id"), ev, T, "job_id");
+    if (ji < 0)
+        return -EPROTO;
+    fbf_rjob *j = &r->jobs[ji];
+    const fbf_wl_job *wj = &r->wl->jobs[ji];
+    if (j->state != FBF_RJ_WAITING) {
+        char when[40] = "";
+        if (j->state == FBF_RJ_RUNNING || j->state == FBF_RJ_DONE) {
+            strcpy(when, " (started at ");
+            fbf_jbuf_fmt(when + 13, sizeof when - 14, j->start);
+            strcat(when, ")");
+        }
+        return fail(r, ev, T, wj->id, "the job %s%s", state_names[j->state], when);
+    }
+    const cJSON *alloc = cJSON_GetObjectItemCaseSensitive(data, "alloc");
+    if (!cJSON_IsString(alloc))
+        return fail(r, ev, T, wj->id, "field data.alloc is missing or not a string");
+    fbf_error perr;
+    if (fbf_idset_parse(&r->scratch, alloc->valuestring, &perr) < 0)
+        return fail(r, ev, T, wj->id, "data.alloc '%.40s' is not an interval set: %s",
+                    alloc->valuestring, perr.text);
+    uint64_t count = fbf_idset_count(&r->scratch);
+    if (count != (uint64_t)wj->res || wj->res < 1)
+        return fail(r, ev, T, wj->id, "data.alloc '%.40s' has %llu resources, the job requests %lld",
+                    alloc->valuestring, (unsigned long long)count, (long long)wj->res);
+    const fbf_idset *s = &r->scratch;
+    if (s->r[s->n - 1].hi >= r->cfg.nb_res)
+        return fail(r, ev, T, wj->id,
+                    "data.alloc: resource %u is out of range (the platform has %u: 0-%u)",
+                    s->r[s->n - 1].hi, r->cfg.nb_res, r->cfg.nb_res - 1);
+    for (uint32_t k = 0; k < s->n; k++)
+        for (uint32_t id = s->r[k].lo; id <= s->r[k].hi; id++)
+            if (r->owner[id] != FBF_NO_JOB)
+                return fail(r, ev, T, wj->id, "data.alloc: resource %u is busy (held by %s)", id,
+                            r->wl->jobs[r->owner[id]].id);
+    if (!grow((void **)&r->ranges, &r->ranges_cap, r->nranges + s->n, sizeof *r->ranges))
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+    memcpy(r->ranges + r->nranges, s->r, s->n * sizeof *s->r);
+    for (uint32_t k = 0; k < s->n; k++)
+        for (uint32_t id = s->r[k].lo; id <= s->r[k].hi; id++)
+            r->owner[id] = (uint32_t)ji;
+    j->ranges = r->nranges;
+    j->nranges = s->n;
+    r->nranges += s->n;
+    j->state = FBF_RJ_RUNNING;
+    j->start = at;
+    j->start_seq = r->starts++;
+    bool cut = wj->walltime > 0 && wj->runtime > wj->walltime;
+    j->end = at + (cut ? wj->walltime : wj->runtime);
+    j->end_kind = cut ? FBF_END_WALLTIME : FBF_END_SUCCESS;
+    r->waiting--;
+    r->running++;
+    fbf_replay_heap_push(r, j->end, FBF_EV_COMPLETED, (uint32_t)ji, j->start_seq);
+    return 0;
+}
+
+static int do_reject(fbf_replay *r, const cJSON *data, long ev)
+{
+    static const char T[] = "REJECT_JOB";
+    int64_t ji = job_of(r, cJSON_GetObjectItemCaseSensitive(data, "job_id"), ev, T, "job_id");
+    if (ji < 0)
+        return -EPROTO;
+    fbf_rjob *j = &r->jobs[ji];
+    if (j->state != FBF_RJ_WAITING)
+        return fail(r, ev, T, r->wl->jobs[ji].id, "the job %s", state_names[j->state]);
+    j->state = FBF_RJ_REJECTED;
+    r->waiting--;
+    r->rejected++;
+    return 0;
+}
+
+static int do_kill(fbf_replay *r, const cJSON *data, long ev, double at)
+{
+    static const char T[] = "KILL_JOB";
+    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(data, "job_ids");
+    if (!cJSON_IsArray(ids))
+        return fail(r, ev, T, NULL, "field data.job_ids is missing or not an array");
+    size_t n = (size_t)cJSON_GetArraySize(ids);
+    if (!grow((void **)&r->kill_items, &r->kill_items_cap, r->nkill_items + n,
+              sizeof *r->kill_items) ||
+        !grow((void **)&r->kills, &r->kills_cap, r->nkills + 1, sizeof *r->kills))
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+    fbf_kill *k = &r->kills[r->nkills];
+    k->first = r->nkill_items;
+    k->n = 0;
+    for (const cJSON *v = ids->child; v; v = v->next) {
+        int64_t ji = job_of(r, v, ev, T, "job_ids[]");
+        if (ji < 0)
+            return -EPROTO;
+        fbf_rjob *j = &r->jobs[ji];
+        const fbf_wl_job *wj = &r->wl->jobs[ji];
+        if (j->state != FBF_RJ_RUNNING && j->state != FBF_RJ_DONE)
+            return fail(r, ev, T, wj->id, "the job %s, it cannot be killed",
+                        state_names[j->state]);
+        double progress = NAN;
+        if (j->state == FBF_RJ_RUNNING) {
+            /* Progress of a delay profile: the share of its delay done. */
+            progress = wj->runtime > 0 ? (at - j->start) / wj->runtime : 0;
+            if (progress < 0)
+                progress = 0;
+            for (uint32_t g = 0; g < j->nranges; g++)
+                for (uint32_t id = r->ranges[j->ranges + g].lo;
+                     id <= r->ranges[j->ranges + g].hi; id++)
+                    r->owner[id] = FBF_NO_JOB;
+            j->state = FBF_RJ_DONE;
+            j->end = at;
+            j->end_kind = FBF_END_KILLED;
+            r->running--;
+            r->done++;
+            r->killed++;
+        }
+        r->kill_items[r->nkill_items++] = (fbf_kill_item){(uint32_t)ji, progress};
+        k->n++;
+    }
+    fbf_replay_heap_push(r, at, FBF_EV_KILLED, (uint32_t)r->nkills, r->nkills);
+    r->nkills++;
+    return 0;
+}
+
+static int do_metadata(fbf_replay *r, const cJSON *data, long ev)
+{
+    static const char T[] = "SET_JOB_METADATA";
+    int64_t ji = job_of(r, cJSON_GetObjectItemCaseSensitive(data, "job_id"), ev, T, "job_id");
+    if (ji < 0)
+        return -EPROTO;
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(data, "metadata");
+    if (!cJSON_IsString(m))
+        return fail(r, ev, T, r->wl->jobs[ji].id, "field data.metadata is missing or not a string");
+    size_t len = strlen(m->valuestring) + 1;
+    if (!grow((void **)&r->text, &r->text_cap, r->text_len + len, 1))
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+    memcpy(r->text + r->text_len, m->valuestring, len);
+    r->jobs[ji].meta = r->text_len;
+    r->text_len += len;
+    return 0;
+}
+
+/* Types a Batsim scheduler may send that the replayer does not simulate. */
+static const char *const unsupported[] = {
+    "QUERY", "ANSWER", "REGISTER_JOB", "REGISTER_PROFILE", "SET_RESOURCE_STATE",
+    "CHANGE_JOB_STATE", NULL,
+};
+
+static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double *prev)
+{
+    if (!cJSON_IsObject(e))
+        return fail(r, i, NULL, NULL, "the event is not an object");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(e, "type");
+    if (!cJSON_IsString(type))
+        return fail(r, i, NULL, NULL, "field type is missing or not a string");
+    const char *t = type->valuestring;
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "timestamp");
+    if (!cJSON_IsNumber(ts) || !isfinite(ts->valuedouble))
+        return fail(r, i, t, NULL, "field timestamp is missing or not a number");
+    char a[40], b[40];
+    if (ts->valuedouble > now) {
+        fbf_jbuf_fmt(a, sizeof a, ts->valuedouble);
+        fbf_jbuf_fmt(b, sizeof b, now);
+        return fail(r, i, t, NULL, "timestamp %s is after the reply's now %s", a, b);
+    }
+    if (ts->valuedouble < *prev) {
+        fbf_jbuf_fmt(a, sizeof a, ts->valuedouble);
+        fbf_jbuf_fmt(b, sizeof b, *prev);
+        return fail(r, i, t, NULL, "timestamp %s is before the previous event's %s "
+                    "(timestamps must not decrease)", a, b);
+    }
+    *prev = ts->valuedouble;
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(e, "data");
+    if (!cJSON_IsObject(data))
+        return fail(r, i, t, NULL, "field data is missing or not an object");
+    /* A decision takes effect when it is made, but not before the request
+     * it answers: the scheduler cannot change the past. */
+    double at = ts->valuedouble > r->req_now ? ts->valuedouble : r->req_now;
+    if (strcmp(t, "EXECUTE_JOB") == 0)
+        return do_execute(r, data, i, at);
+    if (strcmp(t, "REJECT_JOB") == 0)
+        return do_reject(r, data, i);
+    if (strcmp(t, "CALL_ME_LATER") == 0) {
+        const cJSON *when = cJSON_GetObjectItemCaseSensitive(data, "timestamp");
+        if (!cJSON_IsNumber(when) || !isfinite(when->valuedouble))
+            return fail(r, i, t, NULL, "field data.timestamp is missing or not a number");
+        if (when->valuedouble < now) {
+            fbf_jbuf_fmt(a, sizeof a, when->valuedouble);
+            fbf_jbuf_fmt(b, sizeof b, now);
+            return fail(r, i, t, NULL, "data.timestamp %s is in the past (the reply's now is %s)",
+                        a, b);
+        }
+        fbf_replay_heap_push(r, when->valuedouble, FBF_EV_CALL, 0, r->seq++);
+        return 0;
+    }
+    if (strcmp(t, "KILL_JOB") == 0)
+        return do_kill(r, data, i, at);
+    if (strcmp(t, "SET_JOB_METADATA") == 0)
+        return do_metadata(r, data, i);
+    if (strcmp(t, "NOTIFY") == 0)
+        return 0;
+    for (const char *const *u = unsupported; *u; u++)
+        if (strcmp(t, *u) == 0)
+            return fail(r, i, t, NULL, "event type not supported by fastbf-replay (no dynamic "
+                        "jobs, queries or resource states are simulated)");
+    return fail(r, i, t, NULL, "unknown event type '%.40s'", t);
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* True when text is exactly {"now":N,"events":[]} with N a JSON number
+ * (RFC 8259 grammar), the reply most messages get: it is then valid and
+ * eventless, and cJSON's node-per-field allocations can be skipped. Any
+ * other text, however valid, takes the general path below. */
+static bool empty_reply(const char *t, size_t len, double *now)
+{
+    static const char head[] = "{\"now\":", tail[] = ",\"events\":[]}";
+    const size_t hl = sizeof head - 1, tl = sizeof tail - 1;
+    if (len <= hl + tl || len - hl - tl >= 40 || memcmp(t, head, hl) != 0 ||
+        memcmp(t + len - tl, tail, tl) != 0)
+        return false;
+    const char *p = t + hl, *end = t + len - tl, *q = p;
+    if (*q == '-')
+        q++;
+    if (q < end && *q == '0')
+        q++;
+    else if (q < end && *q >= '1' && *q <= '9')
+        while (q < end && is_digit(*q))
+            q++;
+    else
+        return false;
+    if (q < end && *q == '.') {
+        if (++q >= end || !is_digit(*q))
+            return false;
+        while (q < end && is_digit(*q))
+            q++;
+    }
+    if (q < end && (*q == 'e' || *q == 'E')) {
+        if (++q < end && (*q == '+' || *q == '-'))
+            q++;
+        if (q >= end || !is_digit(*q))
+            return false;
+        while (q < end && is_digit(*q))
+            q++;
+    }
+    if (q != end)
+        return false;
+    char buf[48];
+    memcpy(buf, p, (size_t)(end - p));
+    buf[end - p] = '\0';
+    *now = strtod(buf, NULL);
+    return true;
+}
+
+int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len)
+{
+    double fast_now;
+    if (empty_reply(text, len, &fast_now) && isfinite(fast_now) && fast_now >= r->req_now) {
+        r->clock = fast_now;
+        return 0;
+    }
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t off = at && at >= text && at <= text + len ? (size_t)(at - text) : 0;
+        size_t show = len - off < 40 ? len - off : 40;
+        return fail(r, -1, NULL, NULL, "malformed JSON at byte %zu of %zu: '%.*s'", off, len,
+                    (int)show, text + off);
+    }
+    int rc = 0;
+    const cJSON *now = cJSON_GetObjectItemCaseSensitive(root, "now");
+    const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "events");
+    char a[40], b[40];
+    if (!cJSON_IsObject(root)) {
+        rc = fail(r, -1, NULL, NULL, "the reply is not a JSON object");
+    } else if (!cJSON_IsNumber(now) || !isfinite(now->valuedouble)) {
+        rc = fail(r, -1, NULL, NULL, "field now is missing or not a number");
+    } else if (now->valuedouble < r->req_now) {
+        fbf_jbuf_fmt(a, sizeof a, now->valuedouble);
+        fbf_jbuf_fmt(b, sizeof b, r->req_now);
+        rc = fail(r, -1, NULL, NULL, "now %s is before the request's now %s", a, b);
+    } else if (!cJSON_IsArray(events)) {
+        rc = fail(r, -1, NULL, NULL, "field events is missing or not an array");
+    } else if (r->ending && events->child) {
+        rc = fail(r, -1, NULL, NULL, "the reply to SIMULATION_ENDS must have no events (it has %d)",
+                  cJSON_GetArraySize(events));
+    } else {
+        double prev = -INFINITY;
+        long i = 0;
+        for (const cJSON *e = events->child; e && !rc; e = e->next, i++)
+            rc = apply_event(r, e, i, now->valuedouble, &prev);
+        if (!rc)
+            r->clock = now->valuedouble;
+    }
+    cJSON_Delete(root);
+    return rc;
+}
