@@ -218,17 +218,18 @@ typedef struct checker {
     int (*check)(const ctx *c, const cJSON *data);
 } checker;
 
+/* Indexed by fbf_bv4_event; the most frequent first. */
 static const checker checkers[] = {
-    {"SIMULATION_BEGINS", check_begins},
-    {"SIMULATION_ENDS", check_nothing},
-    {"JOB_SUBMITTED", check_submitted},
-    {"JOB_COMPLETED", check_completed},
-    {"JOB_KILLED", check_killed},
-    {"RESOURCE_STATE_CHANGED", check_state_changed},
-    {"REQUESTED_CALL", check_nothing},
-    {"NOTIFY", check_notify},
-    {"QUERY", check_query},
-    {"ANSWER", check_nothing},
+    [FBF_BV4_JOB_SUBMITTED] = {"JOB_SUBMITTED", check_submitted},
+    [FBF_BV4_JOB_COMPLETED] = {"JOB_COMPLETED", check_completed},
+    [FBF_BV4_REQUESTED_CALL] = {"REQUESTED_CALL", check_nothing},
+    [FBF_BV4_NOTIFY] = {"NOTIFY", check_notify},
+    [FBF_BV4_JOB_KILLED] = {"JOB_KILLED", check_killed},
+    [FBF_BV4_RESOURCE_STATE_CHANGED] = {"RESOURCE_STATE_CHANGED", check_state_changed},
+    [FBF_BV4_QUERY] = {"QUERY", check_query},
+    [FBF_BV4_ANSWER] = {"ANSWER", check_nothing},
+    [FBF_BV4_SIMULATION_BEGINS] = {"SIMULATION_BEGINS", check_begins},
+    [FBF_BV4_SIMULATION_ENDS] = {"SIMULATION_ENDS", check_nothing},
 };
 
 static const char *const scheduler_only[] = {
@@ -261,20 +262,13 @@ static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *
     const cJSON *data = get(ev, "data");
     NEED(cJSON_IsObject(data), "data", "an object", data);
 
-    for (size_t i = 0; i < sizeof scheduler_only / sizeof *scheduler_only; i++)
-        if (strcmp(c->type, scheduler_only[i]) == 0)
-            return fbf_errorf(c->err, -EPROTO,
-                              "event %d (%s): type: this event goes from the scheduler to "
-                              "Batsim, not the other way",
-                              c->index, c->type);
     if (*ended)
         return fbf_errorf(c->err, -EPROTO, "event %d (%s): comes after SIMULATION_ENDS",
                           c->index, c->type);
     for (size_t i = 0; i < sizeof checkers / sizeof *checkers; i++) {
         if (strcmp(c->type, checkers[i].type) != 0)
             continue;
-        *ended = i == 1;
-        bool is_begin = i == 0;
+        bool is_begin = i == FBF_BV4_SIMULATION_BEGINS;
         if (is_begin && *begun)
             return fbf_errorf(c->err, -EPROTO, "event %d (%s): the simulation already began",
                               c->index, c->type);
@@ -283,8 +277,16 @@ static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *
                               "event %d (%s): received before SIMULATION_BEGINS", c->index,
                               c->type);
         *begun = true;
+        *ended = i == FBF_BV4_SIMULATION_ENDS;
+        ((cJSON *)type)->valueint = (int)i; /* see fbf_bv4_event_of() */
         return checkers[i].check(c, data);
     }
+    for (size_t i = 0; i < sizeof scheduler_only / sizeof *scheduler_only; i++)
+        if (strcmp(c->type, scheduler_only[i]) == 0)
+            return fbf_errorf(c->err, -EPROTO,
+                              "event %d (%s): type: this event goes from the scheduler to "
+                              "Batsim, not the other way",
+                              c->index, c->type);
     return fbf_errorf(c->err, -EPROTO, "event %d (%s): type: unknown event type", c->index,
                       c->type);
 }

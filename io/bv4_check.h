@@ -23,6 +23,27 @@
 #include "engine/error.h"
 #include "engine/idset.h"
 
+/* The Batsim-to-scheduler events. fbf_bv4_check() records each event's
+ * kind in its "type" node, so that later passes need no string compare. */
+typedef enum fbf_bv4_event {
+    FBF_BV4_JOB_SUBMITTED,
+    FBF_BV4_JOB_COMPLETED,
+    FBF_BV4_REQUESTED_CALL,
+    FBF_BV4_NOTIFY,
+    FBF_BV4_JOB_KILLED,
+    FBF_BV4_RESOURCE_STATE_CHANGED,
+    FBF_BV4_QUERY,
+    FBF_BV4_ANSWER,
+    FBF_BV4_SIMULATION_BEGINS,
+    FBF_BV4_SIMULATION_ENDS,
+} fbf_bv4_event;
+
+/* The kind of an event of a checked message. */
+static inline fbf_bv4_event fbf_bv4_event_of(const cJSON *ev)
+{
+    return (fbf_bv4_event)cJSON_GetObjectItemCaseSensitive(ev, "type")->valueint;
+}
+
 /* begun: whether SIMULATION_BEGINS was already received (it must come
  * first, and only once). */
 int fbf_bv4_check(const char *text, size_t len, bool begun, cJSON **root, fbf_error *err);

@@ -175,24 +175,25 @@ static int apply(fbf_bv4_session *s, const cJSON *events, cJSON *answers, fbf_er
         const char *type = cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring;
         const cJSON *data = cJSON_GetObjectItemCaseSensitive(ev, "data");
         int rc = 0;
-        if (strcmp(type, "SIMULATION_BEGINS") == 0)
-            rc = on_begins(s, data, err);
-        else if (strcmp(type, "JOB_SUBMITTED") == 0)
-            rc = on_submitted(s, ts, data, err);
-        else if (strcmp(type, "JOB_COMPLETED") == 0)
+        switch (fbf_bv4_event_of(ev)) {
+        case FBF_BV4_SIMULATION_BEGINS: rc = on_begins(s, data, err); break;
+        case FBF_BV4_JOB_SUBMITTED: rc = on_submitted(s, ts, data, err); break;
+        case FBF_BV4_JOB_COMPLETED:
             rc = on_completed(s, "data.job_id",
                               cJSON_GetObjectItemCaseSensitive(data, "job_id")->valuestring,
                               cJSON_GetObjectItemCaseSensitive(data, "alloc"), err);
-        else if (strcmp(type, "JOB_KILLED") == 0)
-            rc = on_killed(s, data, err);
-        else if (strcmp(type, "NOTIFY") == 0)
-            rc = on_notify(s, data, err);
-        else if (strcmp(type, "QUERY") == 0)
-            rc = fbf_bv4_queue_answers(data, answers, err);
-        else if (strcmp(type, "SIMULATION_ENDS") == 0)
-            s->ended = true;
-        else if (s->opt.log) /* REQUESTED_CALL, RESOURCE_STATE_CHANGED, ANSWER */
-            fprintf(s->opt.log, "fastbf: %s at %.6f\n", type, ts);
+            break;
+        case FBF_BV4_JOB_KILLED: rc = on_killed(s, data, err); break;
+        case FBF_BV4_NOTIFY: rc = on_notify(s, data, err); break;
+        case FBF_BV4_QUERY: rc = fbf_bv4_queue_answers(data, answers, err); break;
+        case FBF_BV4_SIMULATION_ENDS: s->ended = true; break;
+        case FBF_BV4_REQUESTED_CALL:
+        case FBF_BV4_RESOURCE_STATE_CHANGED:
+        case FBF_BV4_ANSWER:
+            if (s->opt.log)
+                fprintf(s->opt.log, "fastbf: %s at %.6f\n", type, ts);
+            break;
+        }
         if (rc < 0) {
             fbf_error inner = *err;
             return fbf_errorf(err, rc, "event %d (%s): %s", index, type, inner.text);
@@ -223,7 +224,21 @@ static void fill_answers(fbf_bv4_session *s, cJSON *answers)
     }
 }
 
-static int add_event(cJSON *events, double now, const char *type, cJSON *data)
+/* The shortest text that reads back as exactly t. Every timestamp of a
+ * reply is its `now`, so it is formatted once per reply and added as raw
+ * text: cJSON's own number printer round-trips through sscanf each time. */
+static void format_time(double t, char *buf, size_t cap)
+{
+    if (t == floor(t) && fabs(t) < 1e15) {
+        snprintf(buf, cap, "%.0f", t);
+        return;
+    }
+    snprintf(buf, cap, "%.15g", t);
+    if (strtod(buf, NULL) != t)
+        snprintf(buf, cap, "%.17g", t);
+}
+
+static int add_event(cJSON *events, const char *now, const char *type, cJSON *data)
 {
     cJSON *ev = cJSON_CreateObject();
     if (!ev || !data) {
@@ -231,7 +246,7 @@ static int add_event(cJSON *events, double now, const char *type, cJSON *data)
         cJSON_Delete(data);
         return -ENOMEM;
     }
-    cJSON_AddNumberToObject(ev, "timestamp", now);
+    cJSON_AddRawToObject(ev, "timestamp", now);
     cJSON_AddStringToObject(ev, "type", type);
     cJSON_AddItemToObject(ev, "data", data);
     cJSON_AddItemToArray(events, ev);
@@ -240,7 +255,8 @@ static int add_event(cJSON *events, double now, const char *type, cJSON *data)
 
 static int build_reply(fbf_bv4_session *s, cJSON *answers, cJSON **out)
 {
-    double now = fbf_engine_now(s->engine);
+    char now[32];
+    format_time(fbf_engine_now(s->engine), now, sizeof now);
     cJSON *root = cJSON_CreateObject();
     cJSON *events = cJSON_CreateArray();
     if (!root || !events) {
@@ -248,7 +264,7 @@ static int build_reply(fbf_bv4_session *s, cJSON *answers, cJSON **out)
         cJSON_Delete(events);
         return -ENOMEM;
     }
-    cJSON_AddNumberToObject(root, "now", now);
+    cJSON_AddRawToObject(root, "now", now);
     cJSON_AddItemToObject(root, "events", events);
     *out = root;
     if (s->ended)
@@ -287,7 +303,7 @@ static int build_reply(fbf_bv4_session *s, cJSON *answers, cJSON **out)
     }
     cJSON *a;
     while (rc == 0 && (a = cJSON_DetachItemFromArray(answers, 0)) != NULL) {
-        cJSON_ReplaceItemInObjectCaseSensitive(a, "timestamp", cJSON_CreateNumber(now));
+        cJSON_ReplaceItemInObjectCaseSensitive(a, "timestamp", cJSON_CreateRaw(now));
         cJSON_AddItemToArray(events, a);
     }
     return rc;
