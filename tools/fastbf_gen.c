@@ -1,8 +1,8 @@
 /*
  * fastbf-gen: seedable synthetic workload generator (SWF or Batsim JSON).
  *
- * Purpose: produce workloads larger than the real traces in
- * /work/shared/workloads, up to 10,000,000 jobs, for the deep-queue
+ * Purpose: produce workloads larger than real traces such as the bundled
+ * KTH-SP2 one (data/), up to 10,000,000 jobs, for the deep-queue
  * benchmarks ("a million jobs waiting") and for tests.
  *
  * Invariants:

@@ -1,5 +1,7 @@
 /*
- * workload: SWF and Batsim JSON readers; see workload.h for the field rules.
+ * workload: the workload store, file access and fbf_workload_read(); the
+ * formats live in workload_swf.c and workload_json.c, which reach the
+ * store only through workload_priv.h. See workload.h for the field rules.
  *
  * Layout: every string (ids, profile names) lives in an append-only arena
  * of chunks, so pointers handed out stay valid while jobs[] grows and no
@@ -9,10 +11,15 @@
  * (job or profile), so one lookup answers "which job is w0!17" without a
  * second table. ck_hs callbacks take no context, which is why the index
  * rides along with the key rather than living in a side array.
+ *
+ * Invariants: every job and profile enters through fbf_wl_add_checked()
+ * or fbf_wl_profile_intern(), so jobs[i].id and profiles[i].name are
+ * always the interned strings whose stored index is i, and ids stay
+ * unique. The dispatcher alone opens and closes the file and owns the
+ * cleanup: a reader that fails leaves the workload to be destroyed here.
  */
-#include "tools/lib/workload.h"
+#include "tools/lib/workload_priv.h"
 
-#include <cjson/cJSON.h>
 #include <ck_hs.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -233,7 +240,7 @@ const char *fbf_wl_skip_reason(fbf_wl_skip reason)
 }
 
 /* Index of the profile named name, created with delay if new; -1 on ENOMEM. */
-static int64_t profile_intern(fbf_workload *wl, const char *name, double delay)
+int64_t fbf_wl_profile_intern(fbf_workload *wl, const char *name, double delay)
 {
     fbf_wl_priv *p = wl->priv;
     const char *s = map_get(&p->profiles, name);
@@ -256,6 +263,12 @@ static int64_t profile_intern(fbf_workload *wl, const char *name, double delay)
     return idx;
 }
 
+int64_t fbf_wl_profile_index(const fbf_workload *wl, const char *name)
+{
+    const char *s = map_get(&wl->priv->profiles, name);
+    return s ? (int64_t)interned_index(s) : -1;
+}
+
 /* Shortest decimal that reads back as v: integers plainly, others with
  * the fewest digits that round-trip (profile names stay readable). */
 static void format_number(char *buf, size_t cap, double v)
@@ -272,7 +285,7 @@ static void format_number(char *buf, size_t cap, double v)
 }
 
 /* Writes the full id ("<name>!raw" when raw has no '!') into buf. */
-static int full_id(const fbf_workload *wl, const char *raw, char *buf, size_t cap,
+int fbf_wl_full_id(const fbf_workload *wl, const char *raw, char *buf, size_t cap,
                    fbf_error *err)
 {
     int n = strchr(raw, '!') ? snprintf(buf, cap, "%s", raw)
@@ -284,7 +297,7 @@ static int full_id(const fbf_workload *wl, const char *raw, char *buf, size_t ca
 }
 
 /* Appends a job whose fields are already checked; id is the full id. */
-static int add_checked(fbf_workload *wl, const char *id, double subtime, double runtime,
+int fbf_wl_add_checked(fbf_workload *wl, const char *id, double subtime, double runtime,
                        double walltime, int64_t res, uint32_t profile, fbf_error *err)
 {
     fbf_wl_priv *p = wl->priv;
@@ -312,18 +325,18 @@ static int add_checked(fbf_workload *wl, const char *id, double subtime, double 
     return 0;
 }
 
-static int64_t delay_profile(fbf_workload *wl, double runtime)
+int64_t fbf_wl_delay_profile(fbf_workload *wl, double runtime)
 {
     char name[64] = "delay_";
     format_number(name + 6, sizeof name - 6, runtime);
-    return profile_intern(wl, name, runtime);
+    return fbf_wl_profile_intern(wl, name, runtime);
 }
 
 int fbf_workload_add_job(fbf_workload *wl, const char *id, double subtime, double runtime,
                          double walltime, int64_t res, fbf_error *err)
 {
     char buf[1024];
-    int rc = full_id(wl, id, buf, sizeof buf, err);
+    int rc = fbf_wl_full_id(wl, id, buf, sizeof buf, err);
     if (rc)
         return rc;
     if (!(runtime >= 0) || isinf(runtime))
@@ -336,15 +349,15 @@ int fbf_workload_add_job(fbf_workload *wl, const char *id, double subtime, doubl
         return fbf_errorf(err, -EINVAL, "job %s: subtime is not finite", buf);
     if (map_get(&wl->priv->ids, buf))
         return fbf_errorf(err, -EEXIST, "job id '%s' appears twice", buf);
-    int64_t prof = delay_profile(wl, runtime);
+    int64_t prof = fbf_wl_delay_profile(wl, runtime);
     if (prof < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
-    return add_checked(wl, buf, subtime, runtime, walltime, res, (uint32_t)prof, err);
+    return fbf_wl_add_checked(wl, buf, subtime, runtime, walltime, res, (uint32_t)prof, err);
 }
 
 /* The walltime a job gets under the options; given is the file's estimate
  * (SWF field 9 or the JSON walltime, <= 0 or -1 when absent). */
-static double pick_walltime(const fbf_wl_read_options *o, double given, double runtime,
+double fbf_wl_pick_walltime(const fbf_wl_read_options *o, double given, double runtime,
                             bool json)
 {
     switch (o->walltime_mode) {
@@ -394,7 +407,7 @@ static gzFile open_input(const char *path, fbf_error *err)
 }
 
 /* NULL when the stream is fine; the zlib message otherwise. */
-static const char *gz_failure(gzFile gz)
+const char *fbf_wl_gz_failure(gzFile gz)
 {
     int zerr = Z_OK;
     const char *msg = gzerror(gz, &zerr);
@@ -406,8 +419,8 @@ static const char *gz_failure(gzFile gz)
 }
 
 /* Reads one line (without its newline) into *buf, growing it. Returns 1
- * with a line, 0 at end of file. */
-static int read_line(gzFile gz, char **buf, size_t *cap, size_t *len)
+ * with a line, 0 at end of file, -ENOMEM. */
+int fbf_wl_read_line(gzFile gz, char **buf, size_t *cap, size_t *len)
 {
     *len = 0;
     for (;;) {
@@ -431,164 +444,9 @@ static int read_line(gzFile gz, char **buf, size_t *cap, size_t *len)
     }
 }
 
-/* ---------- SWF ---------- */
-
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
-
-/* Parses the next whitespace-separated number at *pp. 1: parsed; 0: no
- * more tokens; -1: a token that is not a number (*pp left at it). The
- * integer path avoids strtod, which dominates reading otherwise. */
-static int next_number(const char **pp, double *out)
-{
-    const char *s = *pp;
-    while (is_space(*s))
-        s++;
-    if (!*s) {
-        *pp = s;
-        return 0;
-    }
-    const char *t = s;
-    bool neg = *t == '-';
-    if (neg || *t == '+')
-        t++;
-    uint64_t v = 0;
-    int digits = 0;
-    while (*t >= '0' && *t <= '9' && digits < 18) {
-        v = v * 10 + (uint64_t)(*t - '0');
-        t++;
-        digits++;
-    }
-    if (digits > 0 && (!*t || is_space(*t))) {
-        *out = neg ? -(double)v : (double)v;
-        *pp = t;
-        return 1;
-    }
-    char *end;
-    double d = strtod(s, &end);
-    if (end == s || (*end && !is_space(*end)) || isnan(d)) {
-        *pp = s;
-        return -1;
-    }
-    *out = d;
-    *pp = end;
-    return 1;
-}
-
-/* "; MaxProcs: 338 (batch ...)" -> 338 in *val; other header lines ignored. */
-static void swf_header(const char *s, int64_t *maxprocs, int64_t *maxnodes)
-{
-    while (is_space(*s))
-        s++;
-    int64_t *dst = NULL;
-    if (strncmp(s, "MaxProcs:", 9) == 0)
-        dst = maxprocs;
-    else if (strncmp(s, "MaxNodes:", 9) == 0)
-        dst = maxnodes;
-    if (!dst || *dst > 0)
-        return; /* the first valid occurrence wins */
-    char *end;
-    long long v = strtoll(s + 9, &end, 10);
-    if (end != s + 9 && v > 0 && v <= UINT32_MAX)
-        *dst = v;
-}
-
-static void note_skip(fbf_workload *wl, fbf_wl_skip why, size_t line)
-{
-    if (wl->skipped[why]++ == 0)
-        wl->first_skipped_line[why] = line;
-}
-
-static int read_swf(fbf_workload *wl, gzFile gz, const fbf_wl_read_options *o, fbf_error *err)
-{
-    char *buf = NULL, idbuf[320];
-    size_t cap = 0, len = 0, line = 0;
-    int64_t maxprocs = 0, maxnodes = 0;
-    int rc = 0, got;
-    while ((got = read_line(gz, &buf, &cap, &len)) > 0) {
-        line++;
-        const char *s = buf;
-        while (is_space(*s))
-            s++;
-        if (!*s)
-            continue;
-        if (*s == ';') {
-            swf_header(s + 1, &maxprocs, &maxnodes);
-            continue;
-        }
-        if (o->max_jobs >= 0 && (int64_t)wl->nb_jobs >= o->max_jobs)
-            break; /* SWF headers come first: nothing more to learn */
-        double f[10];
-        for (int k = 1; k <= 9; k++)
-            f[k] = -1; /* a missing field is unknown, as SWF writes -1 */
-        for (int k = 1; k <= 9; k++) {
-            int r = next_number(&s, &f[k]);
-            if (r == 0)
-                break;
-            if (r < 0) {
-                const char *e = s;
-                while (*e && !is_space(*e))
-                    e++;
-                rc = fbf_errorf(err, -EINVAL, "%s: line %zu: field %d '%.*s' is not a number",
-                                wl->path, line, k, (int)(e - s > 40 ? 40 : e - s), s);
-                goto out;
-            }
-        }
-        if (f[1] < 0 || f[1] != floor(f[1]) || f[1] > 9e15) {
-            rc = fbf_errorf(err, -EINVAL,
-                            "%s: line %zu: job number (field 1) %g is not an integer >= 0",
-                            wl->path, line, f[1]);
-            goto out;
-        }
-        double res = f[5] > 0 ? f[5] : f[8];
-        if (!(res >= 1)) {
-            note_skip(wl, FBF_WL_SKIP_NO_PROCS, line);
-            continue;
-        }
-        if (f[4] < 0) {
-            note_skip(wl, FBF_WL_SKIP_NEG_RUNTIME, line);
-            continue;
-        }
-        if (f[2] < 0) {
-            note_skip(wl, FBF_WL_SKIP_NEG_SUBTIME, line);
-            continue;
-        }
-        snprintf(idbuf, sizeof idbuf, "%s!%lld", wl->name, (long long)f[1]);
-        if (map_get(&wl->priv->ids, idbuf)) {
-            note_skip(wl, FBF_WL_SKIP_DUPLICATE_ID, line);
-            continue;
-        }
-        int64_t prof = delay_profile(wl, f[4]);
-        if (prof < 0) {
-            rc = fbf_errorf(err, -ENOMEM, "out of memory");
-            goto out;
-        }
-        rc = add_checked(wl, idbuf, f[2], f[4], pick_walltime(o, f[9], f[4], false),
-                         (int64_t)res, (uint32_t)prof, err);
-        if (rc)
-            goto out;
-    }
-    if (got < 0) {
-        rc = fbf_errorf(err, -ENOMEM, "out of memory reading line %zu", line + 1);
-        goto out;
-    }
-    const char *zmsg = gz_failure(gz);
-    if (zmsg) {
-        rc = fbf_errorf(err, -EIO, "%s: read error after line %zu: %s", wl->path, line, zmsg);
-        goto out;
-    }
-    wl->lines = line;
-    wl->nb_res = (uint32_t)(maxprocs > 0 ? maxprocs : maxnodes);
-out:
-    free(buf);
-    return rc;
-}
-
-/* ---------- Batsim JSON ---------- */
-
-static int read_all(gzFile gz, const char *path, char **out, size_t *out_len, fbf_error *err)
+/* The rest of gz into one NUL-terminated buffer, for parsers that need
+ * the whole text. */
+int fbf_wl_read_all(gzFile gz, const char *path, char **out, size_t *out_len, fbf_error *err)
 {
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
@@ -605,8 +463,8 @@ static int read_all(gzFile gz, const char *path, char **out, size_t *out_len, fb
             cap *= 2;
         }
         int n = gzread(gz, buf + len, (unsigned)(cap - len - 1));
-        if (n < 0 || (n == 0 && gz_failure(gz))) {
-            const char *m = gz_failure(gz);
+        if (n < 0 || (n == 0 && fbf_wl_gz_failure(gz))) {
+            const char *m = fbf_wl_gz_failure(gz);
             free(buf);
             return fbf_errorf(err, -EIO, "cannot read '%s': %s", path, m ? m : "read error");
         }
@@ -620,165 +478,7 @@ static int read_all(gzFile gz, const char *path, char **out, size_t *out_len, fb
     return 0;
 }
 
-/* Line and column (1-based) of byte offset off in text, for parse errors. */
-static void line_col(const char *text, size_t off, size_t *line, size_t *col)
-{
-    *line = 1;
-    *col = 1;
-    for (size_t i = 0; i < off && text[i]; i++) {
-        if (text[i] == '\n') {
-            (*line)++;
-            *col = 1;
-        } else {
-            (*col)++;
-        }
-    }
-}
-
-/* A JSON number that is an integer, into *v. */
-static bool json_int(const cJSON *n, int64_t *v)
-{
-    if (!cJSON_IsNumber(n))
-        return false;
-    double d = n->valuedouble;
-    if (d != floor(d) || fabs(d) > 9e15)
-        return false;
-    *v = (int64_t)d;
-    return true;
-}
-
-/* Resolves profile name for job `jid`: must exist and be a delay. */
-static int64_t json_profile(fbf_workload *wl, const cJSON *profiles, const char *pname,
-                            const char *jid, fbf_error *err)
-{
-    const char *known = map_get(&wl->priv->profiles, pname);
-    if (known)
-        return interned_index(known);
-    const cJSON *p = cJSON_IsObject(profiles) ? cJSON_GetObjectItemCaseSensitive(profiles, pname)
-                                              : NULL;
-    if (!cJSON_IsObject(p))
-        return fbf_errorf(err, -EINVAL, "%s: job %s: profile '%s' is not defined in \"profiles\"",
-                          wl->path, jid, pname);
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(p, "type");
-    if (!cJSON_IsString(type))
-        return fbf_errorf(err, -EINVAL, "%s: profile '%s': field \"type\" missing or not a string",
-                          wl->path, pname);
-    if (strcmp(type->valuestring, "delay") != 0)
-        return fbf_errorf(err, -EINVAL,
-                          "%s: job %s: profile '%s' has type '%s'; only \"delay\" profiles "
-                          "can be replayed",
-                          wl->path, jid, pname, type->valuestring);
-    const cJSON *delay = cJSON_GetObjectItemCaseSensitive(p, "delay");
-    if (!cJSON_IsNumber(delay) || !(delay->valuedouble >= 0) || isinf(delay->valuedouble))
-        return fbf_errorf(err, -EINVAL,
-                          "%s: profile '%s': field \"delay\" missing or not a number >= 0",
-                          wl->path, pname);
-    int64_t idx = profile_intern(wl, pname, delay->valuedouble);
-    if (idx < 0)
-        return fbf_errorf(err, -ENOMEM, "out of memory");
-    return idx;
-}
-
-static int json_job(fbf_workload *wl, const cJSON *j, size_t i, const cJSON *profiles,
-                    const fbf_wl_read_options *o, fbf_error *err)
-{
-    char raw[64], id[1024];
-    if (!cJSON_IsObject(j))
-        return fbf_errorf(err, -EINVAL, "%s: jobs[%zu] is not an object", wl->path, i);
-    const cJSON *jid = cJSON_GetObjectItemCaseSensitive(j, "id");
-    int64_t num;
-    const char *rawid;
-    if (cJSON_IsString(jid)) {
-        rawid = jid->valuestring;
-    } else if (json_int(jid, &num)) {
-        snprintf(raw, sizeof raw, "%lld", (long long)num);
-        rawid = raw;
-    } else {
-        return fbf_errorf(err, -EINVAL, "%s: jobs[%zu]: field \"id\" missing or not a string",
-                          wl->path, i);
-    }
-    int rc = full_id(wl, rawid, id, sizeof id, err);
-    if (rc)
-        return rc;
-    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(j, "subtime");
-    if (!cJSON_IsNumber(sub) || !(sub->valuedouble >= 0) || isinf(sub->valuedouble))
-        return fbf_errorf(err, -EINVAL,
-                          "%s: job %s (jobs[%zu]): field \"subtime\" missing or not a number >= 0",
-                          wl->path, id, i);
-    int64_t res;
-    if (!json_int(cJSON_GetObjectItemCaseSensitive(j, "res"), &res))
-        return fbf_errorf(err, -EINVAL,
-                          "%s: job %s (jobs[%zu]): field \"res\" missing or not an integer",
-                          wl->path, id, i);
-    const cJSON *wt = cJSON_GetObjectItemCaseSensitive(j, "walltime");
-    double walltime = -1;
-    if (wt) {
-        if (!cJSON_IsNumber(wt) || !(wt->valuedouble > 0 || wt->valuedouble == -1) ||
-            isinf(wt->valuedouble))
-            return fbf_errorf(err, -EINVAL,
-                              "%s: job %s (jobs[%zu]): field \"walltime\" must be -1 or a "
-                              "number > 0",
-                              wl->path, id, i);
-        walltime = wt->valuedouble;
-    }
-    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(j, "profile");
-    if (!cJSON_IsString(prof))
-        return fbf_errorf(err, -EINVAL,
-                          "%s: job %s (jobs[%zu]): field \"profile\" missing or not a string",
-                          wl->path, id, i);
-    int64_t pidx = json_profile(wl, profiles, prof->valuestring, id, err);
-    if (pidx < 0)
-        return (int)pidx;
-    double runtime = wl->profiles[pidx].delay;
-    rc = add_checked(wl, id, sub->valuedouble, runtime, pick_walltime(o, walltime, runtime, true),
-                     res, (uint32_t)pidx, err);
-    if (rc == -EEXIST)
-        return fbf_errorf(err, -EINVAL, "%s: jobs[%zu]: job id '%s' appears twice", wl->path, i,
-                          id);
-    return rc;
-}
-
-static int read_json(fbf_workload *wl, gzFile gz, const fbf_wl_read_options *o, fbf_error *err)
-{
-    char *text = NULL;
-    size_t len = 0;
-    int rc = read_all(gz, wl->path, &text, &len, err);
-    if (rc)
-        return rc;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-    if (!root) {
-        size_t line, col;
-        line_col(text, end ? (size_t)(end - text) : 0, &line, &col);
-        free(text);
-        return fbf_errorf(err, -EINVAL, "%s: invalid JSON at line %zu, column %zu", wl->path,
-                          line, col);
-    }
-    free(text);
-    const cJSON *nb = cJSON_GetObjectItemCaseSensitive(root, "nb_res");
-    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(root, "jobs");
-    const cJSON *profiles = cJSON_GetObjectItemCaseSensitive(root, "profiles");
-    int64_t nb_res = 0;
-    if (!cJSON_IsObject(root)) {
-        rc = fbf_errorf(err, -EINVAL, "%s: the top level is not a JSON object", wl->path);
-    } else if (nb && (!json_int(nb, &nb_res) || nb_res < 1 || nb_res > UINT32_MAX)) {
-        rc = fbf_errorf(err, -EINVAL, "%s: field \"nb_res\" is not an integer >= 1", wl->path);
-    } else if (!cJSON_IsArray(jobs)) {
-        rc = fbf_errorf(err, -EINVAL, "%s: field \"jobs\" missing or not an array", wl->path);
-    } else if (profiles && !cJSON_IsObject(profiles)) {
-        rc = fbf_errorf(err, -EINVAL, "%s: field \"profiles\" is not an object", wl->path);
-    } else {
-        wl->nb_res = (uint32_t)nb_res;
-        size_t i = 0;
-        for (const cJSON *j = jobs->child; j && !rc; j = j->next, i++) {
-            if (o->max_jobs >= 0 && (int64_t)wl->nb_jobs >= o->max_jobs)
-                break;
-            rc = json_job(wl, j, i, profiles, o, err);
-        }
-    }
-    cJSON_Delete(root);
-    return rc;
-}
+/* ---------- dispatch ---------- */
 
 fbf_workload *fbf_workload_read(const char *path, const fbf_wl_read_options *opt, fbf_error *err)
 {
@@ -797,9 +497,9 @@ fbf_workload *fbf_workload_read(const char *path, const fbf_wl_read_options *opt
     int c;
     do
         c = gzgetc(gz);
-    while (c != -1 && is_space((char)c));
+    while (c != -1 && fbf_wl_is_space((char)c));
     bool json = c == '{';
-    const char *zmsg = c == -1 ? gz_failure(gz) : NULL;
+    const char *zmsg = c == -1 ? fbf_wl_gz_failure(gz) : NULL;
     if (zmsg) {
         fbf_errorf(err, -EIO, "cannot read '%s': %s", path, zmsg);
         gzclose(gz);
@@ -821,7 +521,7 @@ fbf_workload *fbf_workload_read(const char *path, const fbf_wl_read_options *opt
     int rc = -ENOMEM;
     if (copy) {
         wl->path = copy;
-        rc = json ? read_json(wl, gz, o, err) : read_swf(wl, gz, o, err);
+        rc = json ? fbf_wl_read_json(wl, gz, o, err) : fbf_wl_read_swf(wl, gz, o, err);
     } else {
         fbf_errorf(err, rc, "out of memory");
     }

@@ -2,8 +2,7 @@
  * workload: job lists read from SWF traces and Batsim JSON workloads.
  *
  * One reader for the two formats the tools accept, so fastbf-replay, the
- * tests and any other tool apply the same field rules
- * (/work/shared/workloads/README.md):
+ * tests and any other tool apply the same field rules:
  *
  *   SWF (plain or gzip; zlib reads both):
  *     id       "<name>!<field 1>"                      ("w0!17")
