@@ -139,13 +139,21 @@ typedef struct keep_ctx {
     uint32_t free;
 } keep_ctx;
 
+/* Whether j fits now for its whole walltime. A job of walltime 0 holds
+ * nothing over time and delays nobody: it fits iff its resources are free
+ * (D6: now + 0 <= shadow), even when a reservation starts right now. */
+static bool fits_now(const fbf_profile *p, double now, uint32_t nb_free, const fbf_job *j)
+{
+    return j->res <= nb_free &&
+           (j->walltime == 0 || fbf_profile_min_free(p, now, j->walltime) >= j->res);
+}
+
 /* Runs on the workers: may this job backfill? (necessary condition; the
  * owner re-checks in queue order as resources get taken). */
 static bool may_backfill(const void *arg, const fbf_job *j)
 {
     const keep_ctx *c = arg;
-    return fbf_job_key_cmp(j, c->boundary) >= 0 && j->res <= c->free &&
-           fbf_profile_min_free(c->p, c->now, j->walltime) >= j->res;
+    return fbf_job_key_cmp(j, c->boundary) >= 0 && fits_now(c->p, c->now, c->free, j);
 }
 
 /* Walks the queue making up to `depth` reservations (kept in b->tmp);
@@ -166,7 +174,7 @@ static int reserve_phase(backfill *b, fbf_sched *s, bool start, fbf_job_h *bound
         }
         const fbf_job *j = fbf_sched_job(s, h);
         double t = fbf_profile_earliest(b->p, now, j->res, j->walltime);
-        if (start && t <= now && j->res <= fbf_sched_free(s)) {
+        if (start && (t <= now || j->walltime == 0) && j->res <= fbf_sched_free(s)) {
             int rc = start_job(b, s, h, b->tmp.n ? FBF_START_BACKFILLED : FBF_START_HEAD, err);
             if (rc < 0)
                 return rc;
@@ -200,9 +208,7 @@ static int decide_finite(backfill *b, fbf_sched *s, fbf_error *err)
         if (rc < 0)
             fbf_errorf(err, rc, "backfill: out of memory");
         for (size_t i = 0; rc == 0 && i < cand.n; i++) {
-            const fbf_job *j = fbf_sched_job(s, cand.v[i]);
-            if (j->res <= fbf_sched_free(s) &&
-                fbf_profile_min_free(b->p, now, j->walltime) >= j->res)
+            if (fits_now(b->p, now, fbf_sched_free(s), fbf_sched_job(s, cand.v[i])))
                 rc = start_job(b, s, cand.v[i], FBF_START_BACKFILLED, err);
         }
         fbf_hvec_fini(&cand);

@@ -1,0 +1,651 @@
+/*
+ * test_engine: the engine's modules and its event API.
+ *   - fbf_jobs: ids -> handles, -EEXIST, 100k ids, stable record addresses;
+ *   - partitions: D1 order (subtime, then arrival) whatever the insertion
+ *     order, unlink, the merged iteration, fbf_queue_merge;
+ *   - fbf_pool: per-worker FIFO delivery, a full ring loses nothing, phases
+ *     run on every worker after the drain, destroy drains;
+ *   - the engine: its error codes, D2 rejections in arrival order, D0 reply
+ *     order, D3 resource choice on fragmented and non-contiguous sets.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "engine/jobs.h"
+#include "engine/policy_api.h"
+#include "engine/pool.h"
+#include "engine/queue.h"
+#include "policies/registry.h"
+
+/* ---- fbf_jobs ------------------------------------------------------------ */
+
+static void test_jobs_add_find(void **state)
+{
+    (void)state;
+    fbf_jobs *js = fbf_jobs_create();
+    char buf[16] = "w0!1";
+    fbf_job_h a, b, c;
+    assert_int_equal(fbf_jobs_add(js, buf, &a), 0);
+    assert_int_equal(fbf_jobs_add(js, "w0!2", &b), 0);
+    assert_int_not_equal(a, b);
+    assert_int_equal(fbf_jobs_add(js, "w0!1", &c), -EEXIST);
+    assert_int_equal(fbf_jobs_count(js), 2);
+    strcpy(buf, "zz"); /* the store keeps its own copy */
+    assert_int_equal(fbf_jobs_find(js, "w0!1"), a);
+    assert_int_equal(fbf_jobs_find(js, "zz"), FBF_JOB_NONE);
+    assert_int_equal(fbf_jobs_find(js, "w0!"), FBF_JOB_NONE);
+    const fbf_job *ra = fbf_jobs_get(js, a);
+    assert_string_equal(ra->id, "w0!1");
+    assert_true(ra->seq < fbf_jobs_get(js, b)->seq); /* arrival order */
+    assert_true(isnan(ra->rsv) && ra->res == 0 && ra->state == 0 && ra->alloc.n == 0);
+    assert_true(ra->prev == FBF_JOB_NONE && ra->next == FBF_JOB_NONE);
+    fbf_jobs_destroy(js);
+    fbf_jobs_destroy(NULL);
+
+    enum { N = 100000 }; /* 100k ids; records never move */
+    js = fbf_jobs_create();
+    fbf_job **rec = malloc(N * sizeof *rec);
+    fbf_job_h *h = malloc(N * sizeof *h);
+    assert_true(js && rec && h);
+    char id[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "w%d!%d", i % 7, i);
+        assert_int_equal(fbf_jobs_add(js, id, &h[i]), 0);
+        rec[i] = fbf_jobs_get(js, h[i]);
+        rec[i]->res = (uint32_t)i; /* written through the first address */
+    }
+    assert_int_equal(fbf_jobs_count(js), N);
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "w%d!%d", i % 7, i);
+        assert_int_equal(fbf_jobs_find(js, id), h[i]);
+        assert_ptr_equal(fbf_jobs_get(js, h[i]), rec[i]);
+        assert_int_equal(rec[i]->res, (uint32_t)i);
+        assert_string_equal(rec[i]->id, id);
+        assert_int_equal(rec[i]->seq, (uint64_t)i);
+    }
+    assert_int_equal(fbf_jobs_add(js, "w3!3", &c), -EEXIST);
+    assert_int_equal(fbf_jobs_add(js, "w4!99999", &c), -EEXIST);
+    assert_int_equal(fbf_jobs_count(js), N);
+    free(rec);
+    free(h);
+    fbf_jobs_destroy(js);
+}
+
+/* ---- partitions ------------------------------------------------------------ */
+
+static fbf_jobs *mk_jobs(const double *subtimes, size_t n, fbf_job_h *h)
+{
+    fbf_jobs *js = fbf_jobs_create();
+    assert_non_null(js);
+    char id[16];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(id, sizeof id, "j%zu", i);
+        assert_int_equal(fbf_jobs_add(js, id, &h[i]), 0);
+        fbf_jobs_get(js, h[i])->subtime = subtimes[i];
+    }
+    return js;
+}
+
+/* Walks p both ways and compares with want (indices into h). */
+static void expect_order(fbf_jobs *js, const fbf_partition *p, const fbf_job_h *h,
+                         const int *want, size_t n)
+{
+    assert_int_equal(p->count, n);
+    fbf_job_h x = p->head;
+    for (size_t k = 0; k < n; k++, x = fbf_jobs_get(js, x)->next)
+        assert_int_equal(x, h[want[k]]);
+    assert_int_equal(x, FBF_JOB_NONE);
+    x = p->tail;
+    for (size_t k = n; k-- > 0; x = fbf_jobs_get(js, x)->prev)
+        assert_int_equal(x, h[want[k]]);
+    assert_int_equal(x, FBF_JOB_NONE);
+}
+
+static const double qsub[] = {5, 1, 3, 1, 5, 0, 3};
+static const int qorder[] = {5, 1, 3, 2, 6, 0, 4}; /* by subtime, ties by arrival */
+
+/* Out-of-order inserts, then unlinking head, middle and tail. */
+static void test_queue_insert_unlink(void **state)
+{
+    (void)state;
+    fbf_job_h h[7];
+    fbf_jobs *js = mk_jobs(qsub, 7, h);
+    static const int ins[2][7] = {{0, 1, 2, 3, 4, 5, 6}, {4, 0, 6, 3, 5, 1, 2}};
+    fbf_partition p;
+    for (int v = 0; v < 2; v++) {
+        fbf_partition_init(&p);
+        assert_true(p.count == 0 && p.head == FBF_JOB_NONE && p.tail == FBF_JOB_NONE);
+        for (int k = 0; k < 7; k++)
+            fbf_partition_insert(&p, js, h[ins[v][k]]);
+        expect_order(js, &p, h, qorder, 7);
+        if (v == 1)
+            break;
+        for (int k = 0; k < 7; k++) /* unlinked records can be inserted again */
+            fbf_partition_unlink(&p, js, h[k]);
+        assert_true(p.count == 0 && p.head == FBF_JOB_NONE && p.tail == FBF_JOB_NONE);
+    }
+    fbf_partition_unlink(&p, js, h[5]); /* head */
+    fbf_partition_unlink(&p, js, h[2]); /* middle */
+    fbf_partition_unlink(&p, js, h[4]); /* tail */
+    static const int w1[] = {1, 3, 6, 0};
+    expect_order(js, &p, h, w1, 4);
+    assert_true(fbf_jobs_get(js, h[2])->next == FBF_JOB_NONE &&
+                fbf_jobs_get(js, h[2])->prev == FBF_JOB_NONE);
+    fbf_partition_insert(&p, js, h[4]);
+    fbf_partition_insert(&p, js, h[2]);
+    fbf_partition_insert(&p, js, h[5]);
+    expect_order(js, &p, h, qorder, 7);
+    fbf_jobs_destroy(js);
+}
+
+static void sort_handles(fbf_jobs *js, fbf_job_h *v, size_t n) /* insertion sort, D1 */
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i;
+             k > 0 && fbf_job_key_cmp(fbf_jobs_get(js, v[k - 1]), fbf_jobs_get(js, v[k])) > 0;
+             k--) {
+            fbf_job_h t = v[k];
+            v[k] = v[k - 1];
+            v[k - 1] = t;
+        }
+}
+
+static void test_queue_merged_iteration(void **state)
+{
+    (void)state;
+    enum { N = 40, P = 3 };
+    double sub[N];
+    for (int i = 0; i < N; i++)
+        sub[i] = (double)((i * 7919) % 13) / 2; /* ties and disorder */
+    fbf_job_h h[N], want[N];
+    fbf_jobs *js = mk_jobs(sub, N, h);
+    fbf_partition parts[P + 1]; /* the last one stays empty */
+    for (int w = 0; w <= P; w++)
+        fbf_partition_init(&parts[w]);
+    for (int i = N; i-- > 0;) /* reverse arrival: every insert walks */
+        fbf_partition_insert(&parts[i % P], js, h[i]);
+    memcpy(want, h, sizeof want);
+    sort_handles(js, want, N);
+
+    /* fbf_queue_merge over the partitions' lists (and an empty one). */
+    fbf_job_h lists[P + 1][N], out[N + 1];
+    fbf_job_h *lp[P + 1];
+    size_t lens[P + 1] = {0};
+    for (int w = 0; w <= P; w++) {
+        lp[w] = lists[w];
+        for (fbf_job_h x = parts[w].head; x != FBF_JOB_NONE; x = fbf_jobs_get(js, x)->next)
+            lists[w][lens[w]++] = x;
+    }
+    out[N] = 4242;
+    fbf_queue_merge(js, lp, lens, P + 1, out);
+    for (int k = 0; k < N; k++)
+        assert_int_equal(out[k], want[k]);
+    assert_int_equal(out[N], 4242);
+
+    fbf_job_h cur[P + 1];
+    fbf_queue_iter it;
+    fbf_queue_iter_init(&it, parts, P + 1, cur);
+    for (int k = 0; k < N; k++) {
+        fbf_job_h x = fbf_queue_iter_next(&it, js);
+        assert_int_equal(x, want[k]);
+        if (k % 2 == 0) /* the caller may unlink what it was just given */
+            fbf_partition_unlink(&parts[(int)fbf_jobs_get(js, x)->seq % P], js, x);
+    }
+    assert_int_equal(fbf_queue_iter_next(&it, js), FBF_JOB_NONE);
+    assert_int_equal(parts[0].count + parts[1].count + parts[2].count, N / 2);
+    fbf_queue_iter_init(&it, parts, P + 1, cur); /* what is left, still in order */
+    for (int k = 1; k < N; k += 2)
+        assert_int_equal(fbf_queue_iter_next(&it, js), want[k]);
+    assert_int_equal(fbf_queue_iter_next(&it, js), FBF_JOB_NONE);
+    fbf_jobs_destroy(js);
+}
+
+/* ---- fbf_pool ---------------------------------------------------------------- */
+
+enum { PW = 4, PCAP = 300000 };
+
+/* What the workers saw; worker w only writes slot w, the owner reads
+ * after fbf_pool_run() or fbf_pool_destroy() returns. */
+typedef struct pool_log {
+    uint64_t v[PW][PCAP];
+    size_t n[PW];
+    unsigned phases[PW];
+    size_t seen[PW]; /* n[w] when the phase function ran */
+} pool_log;
+
+static pool_log plog;
+
+static void log_apply(void *ctx, unsigned w, uint64_t msg)
+{
+    pool_log *l = ctx;
+    if (l->n[w] < PCAP)
+        l->v[w][l->n[w]] = msg;
+    l->n[w]++;
+}
+
+static void log_phase(void *arg, unsigned w)
+{
+    pool_log *l = arg;
+    l->phases[w]++;
+    l->seen[w] = l->n[w];
+}
+
+static pool_log *mk_log(void)
+{
+    memset(&plog, 0, sizeof plog);
+    return &plog;
+}
+
+/* Worker w received exactly the messages m = w + PW * i, i < count, in order. */
+static void expect_fifo(const pool_log *l, unsigned w, size_t count, uint64_t base)
+{
+    assert_int_equal(l->n[w], count);
+    for (size_t i = 0; i < count; i++)
+        if (l->v[w][i] != base + w + PW * i)
+            fail_msg("worker %u message %zu: %llu", w, i, (unsigned long long)l->v[w][i]);
+}
+
+static void test_pool_delivery_and_phases(void **state)
+{
+    (void)state;
+    pool_log *l = mk_log();
+    errno = 0;
+    assert_null(fbf_pool_create(0, log_apply, l));
+    assert_int_equal(errno, EINVAL);
+    assert_null(fbf_pool_create(257, log_apply, l));
+    fbf_pool_destroy(NULL);
+    fbf_pool *p = fbf_pool_create(PW, log_apply, l);
+    assert_non_null(p);
+    assert_int_equal(fbf_pool_size(p), PW);
+    for (uint64_t m = 0; m < 1000; m++)
+        fbf_pool_post(p, (unsigned)(m % PW), m);
+    fbf_pool_run(p, log_phase, l); /* drain first, then the phase */
+    for (unsigned w = 0; w < PW; w++) {
+        expect_fifo(l, w, 250, 0);
+        assert_int_equal(l->phases[w], 1);
+        assert_int_equal(l->seen[w], 250);
+    }
+    for (int r = 0; r < 9; r++)
+        fbf_pool_run(p, log_phase, l);
+    fbf_pool_run(p, NULL, NULL); /* a pure drain runs no phase function */
+    for (unsigned w = 0; w < PW; w++)
+        assert_int_equal(l->phases[w], 10);
+    fbf_pool_destroy(p);
+}
+
+/* A ring holds 65536 messages: posting more must lose none. */
+static void test_pool_full_ring(void **state)
+{
+    (void)state;
+    pool_log *l = mk_log();
+    fbf_pool *p = fbf_pool_create(PW, log_apply, l);
+    assert_non_null(p);
+    enum { M = 200000 };
+    for (uint64_t i = 0; i < M; i++)
+        fbf_pool_post(p, 1, 1 + PW * i);
+    for (uint64_t i = 0; i < 10; i++)
+        fbf_pool_post(p, 2, 2 + PW * i);
+    fbf_pool_run(p, log_phase, l);
+    expect_fifo(l, 1, M, 0);
+    expect_fifo(l, 2, 10, 0);
+    assert_int_equal(l->n[0], 0);
+    assert_int_equal(l->seen[1], M);
+    fbf_pool_destroy(p);
+}
+
+static void test_pool_destroy_drains(void **state)
+{
+    (void)state;
+    pool_log *l = mk_log();
+    fbf_pool *p = fbf_pool_create(PW, log_apply, l);
+    assert_non_null(p);
+    for (uint64_t m = 0; m < 4000; m++)
+        fbf_pool_post(p, (unsigned)(m % PW), 100 + m);
+    fbf_pool_destroy(p);
+    for (unsigned w = 0; w < PW; w++) {
+        expect_fifo(l, w, 1000, 100);
+        assert_int_equal(l->phases[w], 0);
+    }
+}
+
+/* ---- engine helpers ---------------------------------------------------------- */
+
+static fbf_engine *mk_engine(const char *policy, unsigned workers, const char *platform)
+{
+    const fbf_policy_entry *pe = fbf_policy_lookup(policy);
+    assert_non_null(pe);
+    fbf_engine_config cfg = {pe->ops, pe->default_depth, workers};
+    fbf_error err;
+    fbf_engine *e = fbf_engine_create(&cfg, &err);
+    assert_non_null(e);
+    if (platform) {
+        fbf_idset s;
+        fbf_idset_init(&s);
+        assert_int_equal(fbf_idset_parse(&s, platform, &err), 0);
+        assert_int_equal(fbf_engine_set_platform(e, &s, &err), 0);
+        fbf_idset_fini(&s);
+    }
+    return e;
+}
+
+static void begin(fbf_engine *e, double now) { assert_int_equal(fbf_engine_begin(e, now, NULL), 0); }
+
+static void submit(fbf_engine *e, const char *id, int64_t res, double wall)
+{
+    fbf_error err;
+    if (fbf_engine_submit(e, id, fbf_engine_now(e), res, wall, &err) != 0)
+        fail_msg("submit %s: %s", id, err.text);
+}
+
+static void complete(fbf_engine *e, const char *id)
+{
+    fbf_error err;
+    if (fbf_engine_complete(e, id, &err) != 0)
+        fail_msg("complete %s: %s", id, err.text);
+}
+
+/* Runs the pass; its decisions as "R:id E:id C:t" must equal want. */
+static void decide(fbf_engine *e, const char *want)
+{
+    fbf_error err;
+    if (fbf_engine_decide(e, &err) != 0)
+        fail_msg("decide: %s", err.text);
+    size_t n;
+    const fbf_decision *d = fbf_engine_decisions(e, &n);
+    char got[1024] = "";
+    for (size_t k = 0; k < n; k++) {
+        size_t len = strlen(got);
+        const char *sep = len ? " " : "";
+        if (d[k].kind == FBF_DEC_CALL_ME_LATER)
+            snprintf(got + len, sizeof got - len, "%sC:%g", sep, d[k].at);
+        else
+            snprintf(got + len, sizeof got - len, "%s%c:%s", sep,
+                     d[k].kind == FBF_DEC_EXECUTE ? 'E' : 'R', fbf_engine_job_id(e, d[k].job));
+    }
+    if (strcmp(got, want) != 0)
+        fail_msg("at %g: decisions \"%s\", expected \"%s\"", fbf_engine_now(e), got, want);
+}
+
+static void expect_alloc(fbf_engine *e, const char *id, const char *alloc)
+{
+    char buf[256];
+    fbf_idset_format(fbf_engine_job_alloc(e, fbf_engine_find(e, id)), buf, sizeof buf);
+    if (strcmp(buf, alloc) != 0)
+        fail_msg("job %s on \"%s\", expected \"%s\"", id, buf, alloc);
+}
+
+static fbf_job_state state_of(fbf_engine *e, const char *id)
+{
+    fbf_job_h h = fbf_engine_find(e, id);
+    assert_int_not_equal(h, FBF_JOB_NONE);
+    return fbf_engine_job_state(e, h);
+}
+
+/* ---- engine errors ------------------------------------------------------------- */
+
+static void test_engine_errors(void **state)
+{
+    (void)state;
+    fbf_error err;
+    const fbf_policy_entry *pe = fbf_policy_lookup("easy");
+    assert_null(fbf_policy_lookup("nope"));
+    fbf_engine_config bad[] = {{NULL, 1, 1}, {pe->ops, 1, 0}, {pe->ops, 0, 1}, {pe->ops, 1, 257}};
+    for (int k = 0; k < 4; k++)
+        assert_null(fbf_engine_create(&bad[k], &err));
+    fbf_engine_destroy(NULL);
+    fbf_engine *e = mk_engine("fcfs", 2, NULL);
+    assert_false(fbf_engine_has_platform(e));
+    begin(e, 0);
+    assert_int_equal(fbf_engine_submit(e, "a", 0, 1, 10, &err), -EINVAL); /* no platform */
+    fbf_idset s;
+    fbf_idset_init(&s);
+    assert_int_equal(fbf_engine_set_platform(e, &s, &err), -EINVAL); /* empty */
+    assert_int_equal(fbf_idset_parse(&s, "0-3", &err), 0);
+    assert_int_equal(fbf_engine_set_platform(e, &s, &err), 0);
+    assert_int_equal(fbf_engine_set_platform(e, &s, &err), -EINVAL); /* twice */
+    fbf_idset_fini(&s);
+    assert_true(fbf_engine_has_platform(e));
+    assert_int_equal(fbf_engine_nb_compute(e), 4);
+    assert_int_equal(fbf_engine_nb_free(e), 4);
+
+    begin(e, 5);
+    assert_int_equal(fbf_engine_begin(e, 4, &err), -EINVAL); /* backwards */
+    assert_int_equal(fbf_engine_begin(e, NAN, &err), -EINVAL);
+    assert_true(fbf_engine_now(e) == 5);
+    begin(e, 5); /* the same time again is fine */
+    submit(e, "a", 1, 10);
+    assert_int_equal(fbf_engine_submit(e, "a", 5, 1, 10, &err), -EEXIST);
+    submit(e, "w", 4, 10);
+    assert_int_equal(fbf_engine_submit(e, "x", 5, 1, NAN, &err), -EINVAL);
+    assert_int_equal(fbf_engine_submit(e, "y", NAN, 1, 1, &err), -EINVAL);
+    assert_int_equal(fbf_engine_complete(e, "nope", &err), -ENOENT);
+    assert_int_equal(fbf_engine_complete(e, "w", &err), -EINVAL); /* waiting */
+    decide(e, "E:a");
+    assert_int_equal(fbf_engine_nb_waiting(e), 1);
+    assert_int_equal(fbf_engine_nb_running(e), 1);
+    assert_int_equal(fbf_engine_nb_free(e), 3);
+    assert_int_equal(state_of(e, "w"), FBF_JOB_WAITING);
+    assert_int_equal(fbf_engine_complete(e, "w", &err), -EINVAL);
+
+    begin(e, 6);
+    complete(e, "a");
+    assert_int_equal(fbf_engine_complete(e, "a", &err), -EINVAL); /* twice */
+    assert_int_equal(fbf_engine_submit(e, "a", 6, 1, 10, &err), -EEXIST);
+    submit(e, "r", 0, 10);
+    assert_int_equal(fbf_engine_complete(e, "r", &err), -EINVAL); /* rejected */
+    decide(e, "R:r E:w");
+    assert_int_equal(state_of(e, "a"), FBF_JOB_DONE);
+    assert_int_equal(state_of(e, "r"), FBF_JOB_REJECTED);
+    assert_true(isnan(fbf_engine_job_start(e, fbf_engine_find(e, "r"))));
+    assert_true(fbf_engine_job_start(e, fbf_engine_find(e, "w")) == 6);
+    begin(e, 7);
+    decide(e, ""); /* nothing to decide: an empty reply */
+    fbf_engine_destroy(e);
+}
+
+/* D2 (rejections in arrival order, before the starts; walltime < 0 only
+ * under the backfilling policies) and D0's first two groups. */
+static void test_rejections(void **state)
+{
+    (void)state;
+    static const char *const pol[] = {"fcfs", "easy", "conservative"};
+    static const char *const want[] = {
+        "R:r0 R:big R:rm R:huge E:ok1 E:neg E:ok2",
+        "R:r0 R:big R:neg R:rm R:huge E:ok1 E:ok2",
+        "R:r0 R:big R:neg R:rm R:huge E:ok1 E:ok2",
+    };
+    for (int p = 0; p < 3; p++) {
+        fbf_engine *e = mk_engine(pol[p], 3, "0-3");
+        begin(e, 0);
+        submit(e, "ok1", 1, 10);
+        submit(e, "r0", 0, 10);
+        submit(e, "big", 5, 10);
+        submit(e, "neg", 2, -1);
+        submit(e, "rm", -3, 10);
+        submit(e, "huge", (int64_t)1 << 32 | 1, 10); /* not truncated to 1 */
+        submit(e, "ok2", 1, 5);
+        decide(e, want[p]);
+        assert_int_equal(state_of(e, "big"), FBF_JOB_REJECTED);
+        assert_int_equal(state_of(e, "neg"), p ? FBF_JOB_REJECTED : FBF_JOB_RUNNING);
+        assert_int_equal(fbf_engine_nb_waiting(e), 0);
+        assert_int_equal(fbf_engine_nb_free(e), p ? 2 : 0);
+        begin(e, 1);
+        decide(e, ""); /* rejections belong to the message that submitted them */
+        fbf_engine_destroy(e);
+    }
+}
+
+/* A policy for D0: it records a call before and after starting jobs (the
+ * last wins); the engine must still reply REJECT, EXECUTE, CALL_ME_LATER.
+ * With depth 2 it starts the head even if it does not fit (-EPROTO). */
+static int t_create(fbf_sched *s, int64_t depth, void **st, fbf_error *err)
+{
+    *st = (void *)(intptr_t)depth;
+    return 0;
+}
+
+static void t_destroy(void *st) { (void)st; }
+
+static int t_decide(void *st, fbf_sched *s, fbf_error *err)
+{
+    fbf_sched_call_me_later(s, fbf_sched_now(s) + 7);
+    fbf_sched_iter it;
+    fbf_sched_iter_init(s, &it);
+    for (fbf_job_h h; (h = fbf_sched_iter_next(s, &it)) != FBF_JOB_NONE;) {
+        if ((intptr_t)st == 1 && fbf_sched_job(s, h)->res > fbf_sched_free(s))
+            continue;
+        int rc = fbf_sched_start(s, h, FBF_START_HEAD, err);
+        if (rc < 0)
+            return rc;
+    }
+    fbf_sched_call_me_later(s, fbf_sched_now(s) + 9);
+    return 0;
+}
+
+static double t_estimate(void *st, fbf_sched *s, uint32_t res, double walltime) { return NAN; }
+
+static const fbf_policy_ops test_ops = {
+    .name = "test", .needs_walltime = true, .create = t_create, .destroy = t_destroy,
+    .decide = t_decide, .estimate = t_estimate};
+
+static void test_reply_order(void **state)
+{
+    (void)state;
+    fbf_error err;
+    fbf_engine_config cfg = {&test_ops, 1, 2};
+    fbf_engine *e = fbf_engine_create(&cfg, &err);
+    assert_non_null(e);
+    fbf_idset s;
+    fbf_idset_init(&s);
+    assert_int_equal(fbf_idset_parse(&s, "0-3", &err), 0);
+    assert_int_equal(fbf_engine_set_platform(e, &s, &err), 0);
+    begin(e, 1);
+    submit(e, "a", 3, 1);
+    submit(e, "r1", 0, 1);
+    submit(e, "b", 2, 1); /* does not fit after a */
+    submit(e, "c", 1, 1);
+    submit(e, "r2", 1, -1);
+    decide(e, "R:r1 R:r2 E:a E:c C:10");
+    begin(e, 2);
+    complete(e, "a");
+    decide(e, "E:b C:11");
+    fbf_engine_destroy(e);
+
+    cfg.reservation_depth = 2; /* a policy that over-commits is refused */
+    e = fbf_engine_create(&cfg, &err);
+    assert_non_null(e);
+    assert_int_equal(fbf_engine_set_platform(e, &s, &err), 0);
+    fbf_idset_fini(&s);
+    begin(e, 0);
+    submit(e, "a", 3, 1);
+    submit(e, "b", 2, 1);
+    assert_int_equal(fbf_engine_decide(e, &err), -EPROTO);
+    fbf_engine_destroy(e);
+}
+
+/* ---- D3 ---------------------------------------------------------------------- */
+
+static void test_lowest_resources(void **state)
+{
+    (void)state;
+    fbf_engine *e = mk_engine("fcfs", 2, "0-7");
+    begin(e, 0);
+    submit(e, "a", 2, 10);
+    submit(e, "b", 1, 10);
+    submit(e, "c", 2, 10);
+    submit(e, "d", 3, 10);
+    decide(e, "E:a E:b E:c E:d");
+    expect_alloc(e, "a", "0-1");
+    expect_alloc(e, "b", "2");
+    expect_alloc(e, "c", "3-4");
+    expect_alloc(e, "d", "5-7");
+    begin(e, 1);
+    complete(e, "c");
+    complete(e, "a");
+    submit(e, "e", 3, 10); /* free: 0-1 3-4 */
+    submit(e, "f", 1, 10);
+    decide(e, "E:e E:f");
+    expect_alloc(e, "e", "0-1 3");
+    expect_alloc(e, "f", "4");
+    assert_int_equal(fbf_engine_nb_free(e), 0);
+    begin(e, 2);
+    complete(e, "d");
+    complete(e, "b");
+    submit(e, "g", 4, 10); /* free: 2 5-7 */
+    decide(e, "E:g");
+    expect_alloc(e, "g", "2 5-7");
+    fbf_engine_destroy(e);
+
+    e = mk_engine("easy", 3, "0-1 5-6");
+    assert_int_equal(fbf_engine_nb_compute(e), 4);
+    begin(e, 0);
+    submit(e, "g", 3, 10);
+    submit(e, "h", 1, 10);
+    submit(e, "x", 5, 10); /* more than the 4 compute resources */
+    decide(e, "R:x E:g E:h");
+    expect_alloc(e, "g", "0-1 5");
+    expect_alloc(e, "h", "6");
+    begin(e, 10);
+    complete(e, "g");
+    submit(e, "i", 2, 1);
+    submit(e, "j", 1, 1);
+    decide(e, "E:i E:j");
+    expect_alloc(e, "i", "0-1");
+    expect_alloc(e, "j", "5");
+    fbf_engine_destroy(e);
+}
+
+/* More submissions in one message than a worker's ring holds (65536),
+ * pairs swapped in subtime: the queue still follows D1. */
+static void test_many_submissions(void **state)
+{
+    (void)state;
+    enum { N = 140000 };
+    fbf_engine *e = mk_engine("fcfs", 2, "0");
+    char id[32];
+    begin(e, 0);
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "j%d", i);
+        assert_int_equal(fbf_engine_submit(e, id, i ^ 1, 1, 1, NULL), 0);
+    }
+    decide(e, "E:j1");
+    assert_int_equal(fbf_engine_nb_waiting(e), N - 1);
+    static const char *const seq[] = {"j1", "j0", "j3", "j2", "j5"};
+    for (int i = 1; i < 5; i++) {
+        char want[32];
+        begin(e, i);
+        complete(e, seq[i - 1]);
+        snprintf(want, sizeof want, "E:%s", seq[i]);
+        decide(e, want);
+    }
+    fbf_engine_destroy(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_jobs_add_find),
+        cmocka_unit_test(test_queue_insert_unlink),
+        cmocka_unit_test(test_queue_merged_iteration),
+        cmocka_unit_test(test_pool_delivery_and_phases),
+        cmocka_unit_test(test_pool_full_ring),
+        cmocka_unit_test(test_pool_destroy_drains),
+        cmocka_unit_test(test_engine_errors),
+        cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_reply_order),
+        cmocka_unit_test(test_lowest_resources),
+        cmocka_unit_test(test_many_submissions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
