@@ -18,6 +18,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,8 @@ struct fbf_bv4_session {
     bool dynamic_jobs;  /* Batsim waits for registration_finished */
     bool notified_registration;
     bool no_more_static, no_more_external;
-    char *reply;
+    char *reply; /* reused across messages; grows when a reply outgrows it */
+    size_t reply_cap;
     unsigned long nb_messages;
 };
 
@@ -56,7 +58,7 @@ void fbf_bv4_session_destroy(fbf_bv4_session *s)
     if (!s)
         return;
     fbf_engine_destroy(s->engine);
-    cJSON_free(s->reply);
+    free(s->reply);
     free(s);
 }
 
@@ -309,6 +311,26 @@ static int build_reply(fbf_bv4_session *s, cJSON *answers, cJSON **out)
     return rc;
 }
 
+/* Prints into the session's buffer, doubling it until the reply fits, so
+ * that steady state allocates nothing for the text. cJSON wants 5 spare
+ * bytes beyond the text when printing into a caller's buffer. */
+static int print_reply(fbf_bv4_session *s, cJSON *out)
+{
+    for (;;) {
+        if (s->reply_cap &&
+            cJSON_PrintPreallocated(out, s->reply, (int)s->reply_cap, 0))
+            return 0;
+        size_t cap = s->reply_cap ? s->reply_cap * 2 : 4096;
+        if (cap > INT_MAX)
+            return -ENOMEM;
+        char *b = realloc(s->reply, cap);
+        if (!b)
+            return -ENOMEM;
+        s->reply = b;
+        s->reply_cap = cap;
+    }
+}
+
 int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
                            const char **reply, size_t *reply_len, fbf_error *err)
 {
@@ -338,10 +360,9 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
     cJSON_Delete(root);
     cJSON_Delete(answers);
     if (rc == 0) {
-        cJSON_free(s->reply);
-        s->reply = cJSON_PrintUnformatted(out);
-        if (!s->reply)
-            rc = fbf_errorf(err, -ENOMEM, "out of memory printing the reply");
+        rc = print_reply(s, out);
+        if (rc < 0)
+            fbf_errorf(err, rc, "out of memory printing the reply");
     }
     cJSON_Delete(out);
     if (rc < 0)
