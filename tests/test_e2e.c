@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "policies/registry.h"
+#include "support/testkit.h"
 #include "support/zmq_peer.h"
 
 #ifndef FBF_VERSION
@@ -30,53 +31,12 @@
 
 enum { REPLY_MS = 15000, EXIT_MS = 15000 };
 
-/* printf into a rotating static buffer, ' standing for ". */
-static const char *M(const char *fmt, ...)
-{
-    static char bufs[8][8192];
-    static int next;
-    char *b = bufs[next++ % 8];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof bufs[0], fmt, ap);
-    va_end(ap);
-    for (char *c = b; *c; c++)
-        if (*c == '\'')
-            *c = '"';
-    return b;
-}
-
-static const char *SUB(double ts, const char *id, int res, double wall)
-{
-    return M("{'timestamp':%g,'type':'JOB_SUBMITTED','data':{'job_id':'%s','job':{'id':'%s',"
-             "'subtime':%g,'walltime':%g,'res':%d,'profile':'p'}}}",
-             ts, id, id, ts, wall, res);
-}
-
-static const char *DONE(double ts, const char *id, const char *alloc)
-{
-    return M("{'timestamp':%g,'type':'JOB_COMPLETED','data':{'job_id':'%s','job_state':"
-             "'COMPLETED_SUCCESSFULLY','return_code':0,'alloc':'%s'}}",
-             ts, id, alloc);
-}
-
-/* Batsim 4.2.1's SIMULATION_BEGINS for 4 hosts, verbatim. */
-static const char BEGINS4[] =
-    "{\"now\":0.000000,\"events\":[{\"timestamp\":0.000000,\"type\":\"SIMULATION_BEGINS\","
-    "\"data\":{\"nb_resources\":4,\"nb_compute_resources\":4,\"nb_storage_resources\":0,"
-    "\"allow_compute_sharing\":false,\"allow_storage_sharing\":true,\"config\":{\"redis-"
-    "enabled\":false,\"redis-hostname\":\"127.0.0.1\",\"redis-port\":6379,\"redis-prefix\":"
-    "\"default\",\"profiles-forwarded-on-submission\":false,\"dynamic-jobs-enabled\":false,"
-    "\"dynamic-jobs-acknowledged\":false,\"profile-reuse-enabled\":false,\"sched-config\":"
-    "\"\",\"forward-unknown-events\":false},\"compute_resources\":[{\"id\":0,\"name\":"
-    "\"Bourassa\",\"state\":\"idle\",\"properties\":{\"role\":\"\"},\"zone_properties\":{}},"
-    "{\"id\":1,\"name\":\"Fafard\",\"state\":\"idle\",\"properties\":{\"role\":\"\"},"
-    "\"zone_properties\":{}},{\"id\":2,\"name\":\"Ginette\",\"state\":\"idle\","
-    "\"properties\":{\"role\":\"\"},\"zone_properties\":{}},{\"id\":3,\"name\":\"Jupiter\","
-    "\"state\":\"idle\",\"properties\":{\"role\":\"\"},\"zone_properties\":{}}],"
-    "\"storage_resources\":[],\"workloads\":{\"w0\":\"/path/to/batsim/workloads/"
-    "test_delays.json\"},\"profiles\":{\"w0\":{\"delay10\":{\"type\":\"delay\",\"delay\":10}}}}"
-    "}]}";
+/* The message builders of support/testkit.h under short names: they nest
+ * inside each other's arguments. Batsim's own SIMULATION_BEGINS for 4 hosts
+ * is fbf_test_obs_begins4 there, shared with test_bv4. */
+#define M fbf_test_msg
+#define SUB fbf_test_sub
+#define DONE fbf_test_done
 
 /* The child's stderr so far, in a static buffer (nothing to free when a
  * failure message uses it). */
@@ -267,7 +227,7 @@ static void play(const char *const *args, const step *steps, size_t n, char *log
  * job runs exactly its walltime. Completion times depend on the policy. */
 static void worked_steps(bool fcfs, step st[8], char bufs[8][2048])
 {
-    snprintf(bufs[0], 2048, "%s", BEGINS4);
+    snprintf(bufs[0], 2048, "%s", fbf_test_obs_begins4);
     snprintf(bufs[1], 2048, "%s",
              M("{'now':0,'events':[%s,%s,%s,%s]}", SUB(0, "w0!A", 2, 10), SUB(0, "w0!B", 4, 5),
                SUB(0, "w0!C", 2, 5), SUB(0, "w0!D", 1, 20)));
@@ -330,32 +290,25 @@ static void test_simulation_easy(void **state)
     assert_string_equal(log1, logc);
 }
 
-/* The same workload under the other policies: --policy is honoured. */
-static void test_simulation_conservative(void **state)
+/* The same workload under another policy (fcfs: completions in FCFS's
+ * order), with 1 and 4 workers: --policy is honoured and the replies do
+ * not depend on the workers. */
+static void play_policy(const char *policy, bool fcfs)
 {
     static char bufs[8][2048];
     static char log[16384], log4[16384];
     step st[8];
-    worked_steps(false, st, bufs);
-    const char *cons[] = {"--policy", "conservative", NULL};
-    play(cons, st, 7, log, sizeof log);
-    const char *cons4[] = {"--policy", "conservative", "--workers", "4", NULL};
-    play(cons4, st, 7, log4, sizeof log4);
+    worked_steps(fcfs, st, bufs);
+    const char *args[] = {"--policy", policy, NULL};
+    play(args, st, 7, log, sizeof log);
+    const char *args4[] = {"--policy", policy, "--workers", "4", NULL};
+    play(args4, st, 7, log4, sizeof log4);
     assert_string_equal(log, log4);
 }
 
-static void test_simulation_fcfs(void **state)
-{
-    static char bufs[8][2048];
-    static char log[16384], log4[16384];
-    step st[8];
-    worked_steps(true, st, bufs);
-    const char *fcfs[] = {"--policy", "fcfs", NULL};
-    play(fcfs, st, 7, log, sizeof log);
-    const char *fcfs4[] = {"--policy", "fcfs", "--workers", "4", NULL};
-    play(fcfs4, st, 7, log4, sizeof log4);
-    assert_string_equal(log, log4);
-}
+static void test_simulation_conservative(void **state) { play_policy("conservative", false); }
+
+static void test_simulation_fcfs(void **state) { play_policy("fcfs", true); }
 
 /* ---- failures --------------------------------------------------------- */
 
@@ -389,7 +342,7 @@ static void expect_violation(const char *const *good, size_t n, const char *bad,
 
 static void test_malformed_message_exits(void **state)
 {
-    const char *begun[] = {BEGINS4};
+    const char *begun[] = {fbf_test_obs_begins4};
     /* A mistyped field: the event index, its type and the field are named. */
     expect_violation(begun, 1,
                      M("{'now':1,'events':[%s,{'timestamp':1,'type':'JOB_SUBMITTED','data':{"
@@ -405,7 +358,8 @@ static void test_malformed_message_exits(void **state)
     expect_violation(begun, 1, M("{'now':2,'events':[%s]}", DONE(2, "w0!9", "0")),
                      "fastbf: event 0 (JOB_COMPLETED): data.job_id: unknown job w0!9\n");
     /* Time going backwards between messages. */
-    const char *ran[] = {BEGINS4, M("{'now':10,'events':[%s]}", SUB(10, "w0!1", 1, 10))};
+    const char *ran[] = {fbf_test_obs_begins4,
+                         M("{'now':10,'events':[%s]}", SUB(10, "w0!1", 1, 10))};
     expect_violation(ran, 2, "{\"now\":9,\"events\":[]}",
                      "fastbf: now: time goes backwards: now 9 after 10\n");
 }
@@ -458,7 +412,7 @@ static void test_batsim_disconnects(void **state)
     const char *args[] = {NULL};
     assert_int_equal(fbf_test_peer_start(&p, args, true), 0);
     char *reply = NULL;
-    assert_true(fbf_test_peer_request(&p, BEGINS4, &reply, REPLY_MS) > 0);
+    assert_true(fbf_test_peer_request(&p, fbf_test_obs_begins4, &reply, REPLY_MS) > 0);
     assert_string_equal(reply, "{\"now\":0,\"events\":[]}");
     free(reply);
     fbf_test_peer_disconnect(&p);
@@ -495,7 +449,7 @@ static void test_stray_connection_mid_simulation(void **state)
     const char *args[] = {NULL};
     assert_int_equal(fbf_test_peer_start(&p, args, true), 0);
     char *reply = NULL;
-    assert_true(fbf_test_peer_request(&p, BEGINS4, &reply, REPLY_MS) > 0);
+    assert_true(fbf_test_peer_request(&p, fbf_test_obs_begins4, &reply, REPLY_MS) > 0);
     free(reply);
     touch_port(p.port);
     usleep(200 * 1000);
@@ -533,10 +487,6 @@ int main(void)
         cmocka_unit_test(test_batsim_disconnects),
         cmocka_unit_test(test_stray_connection_mid_simulation),
     };
-    /* FBF_TEST_FILTER / FBF_TEST_SKIP: run or skip tests by name pattern. */
-    if (getenv("FBF_TEST_FILTER"))
-        cmocka_set_test_filter(getenv("FBF_TEST_FILTER"));
-    if (getenv("FBF_TEST_SKIP"))
-        cmocka_set_skip_filter(getenv("FBF_TEST_SKIP"));
+    fbf_test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

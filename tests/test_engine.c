@@ -27,6 +27,7 @@
 #include "engine/pool.h"
 #include "engine/queue.h"
 #include "policies/registry.h"
+#include "support/testkit.h"
 
 /* ---- fbf_jobs ------------------------------------------------------------ */
 
@@ -321,6 +322,9 @@ static void test_pool_destroy_drains(void **state)
 
 /* ---- engine helpers ---------------------------------------------------------- */
 
+/* The one-step-a-call helpers (fbf_test_begin, _submit, _complete,
+ * _decide, _expect_alloc) are shared with test_policies: support/testkit.h. */
+
 static fbf_engine *mk_engine(const char *policy, unsigned workers, const char *platform)
 {
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
@@ -337,52 +341,6 @@ static fbf_engine *mk_engine(const char *policy, unsigned workers, const char *p
         fbf_idset_fini(&s);
     }
     return e;
-}
-
-static void begin(fbf_engine *e, double now) { assert_int_equal(fbf_engine_begin(e, now, NULL), 0); }
-
-static void submit(fbf_engine *e, const char *id, int64_t res, double wall)
-{
-    fbf_error err;
-    if (fbf_engine_submit(e, id, fbf_engine_now(e), res, wall, &err) != 0)
-        fail_msg("submit %s: %s", id, err.text);
-}
-
-static void complete(fbf_engine *e, const char *id)
-{
-    fbf_error err;
-    if (fbf_engine_complete(e, id, &err) != 0)
-        fail_msg("complete %s: %s", id, err.text);
-}
-
-/* Runs the pass; its decisions as "R:id E:id C:t" must equal want. */
-static void decide(fbf_engine *e, const char *want)
-{
-    fbf_error err;
-    if (fbf_engine_decide(e, &err) != 0)
-        fail_msg("decide: %s", err.text);
-    size_t n;
-    const fbf_decision *d = fbf_engine_decisions(e, &n);
-    char got[1024] = "";
-    for (size_t k = 0; k < n; k++) {
-        size_t len = strlen(got);
-        const char *sep = len ? " " : "";
-        if (d[k].kind == FBF_DEC_CALL_ME_LATER)
-            snprintf(got + len, sizeof got - len, "%sC:%g", sep, d[k].at);
-        else
-            snprintf(got + len, sizeof got - len, "%s%c:%s", sep,
-                     d[k].kind == FBF_DEC_EXECUTE ? 'E' : 'R', fbf_engine_job_id(e, d[k].job));
-    }
-    if (strcmp(got, want) != 0)
-        fail_msg("at %g: decisions \"%s\", expected \"%s\"", fbf_engine_now(e), got, want);
-}
-
-static void expect_alloc(fbf_engine *e, const char *id, const char *alloc)
-{
-    char buf[256];
-    fbf_idset_format(fbf_engine_job_alloc(e, fbf_engine_find(e, id)), buf, sizeof buf);
-    if (strcmp(buf, alloc) != 0)
-        fail_msg("job %s on \"%s\", expected \"%s\"", id, buf, alloc);
 }
 
 static fbf_job_state state_of(fbf_engine *e, const char *id)
@@ -406,7 +364,7 @@ static void test_engine_errors(void **state)
     fbf_engine_destroy(NULL);
     fbf_engine *e = mk_engine("fcfs", 2, NULL);
     assert_false(fbf_engine_has_platform(e));
-    begin(e, 0);
+    fbf_test_begin(e, 0);
     assert_int_equal(fbf_engine_submit(e, "a", 0, 1, 10, &err), -EINVAL); /* no platform */
     fbf_idset s;
     fbf_idset_init(&s);
@@ -419,38 +377,38 @@ static void test_engine_errors(void **state)
     assert_int_equal(fbf_engine_nb_compute(e), 4);
     assert_int_equal(fbf_engine_nb_free(e), 4);
 
-    begin(e, 5);
+    fbf_test_begin(e, 5);
     assert_int_equal(fbf_engine_begin(e, 4, &err), -EINVAL); /* backwards */
     assert_int_equal(fbf_engine_begin(e, NAN, &err), -EINVAL);
     assert_true(fbf_engine_now(e) == 5);
-    begin(e, 5); /* the same time again is fine */
-    submit(e, "a", 1, 10);
+    fbf_test_begin(e, 5); /* the same time again is fine */
+    fbf_test_submit(e, "a", 1, 10);
     assert_int_equal(fbf_engine_submit(e, "a", 5, 1, 10, &err), -EEXIST);
-    submit(e, "w", 4, 10);
+    fbf_test_submit(e, "w", 4, 10);
     assert_int_equal(fbf_engine_submit(e, "x", 5, 1, NAN, &err), -EINVAL);
     assert_int_equal(fbf_engine_submit(e, "y", NAN, 1, 1, &err), -EINVAL);
     assert_int_equal(fbf_engine_complete(e, "nope", &err), -ENOENT);
     assert_int_equal(fbf_engine_complete(e, "w", &err), -EINVAL); /* waiting */
-    decide(e, "E:a");
+    fbf_test_decide(e, "E:a");
     assert_int_equal(fbf_engine_nb_waiting(e), 1);
     assert_int_equal(fbf_engine_nb_running(e), 1);
     assert_int_equal(fbf_engine_nb_free(e), 3);
     assert_int_equal(state_of(e, "w"), FBF_JOB_WAITING);
     assert_int_equal(fbf_engine_complete(e, "w", &err), -EINVAL);
 
-    begin(e, 6);
-    complete(e, "a");
+    fbf_test_begin(e, 6);
+    fbf_test_complete(e, "a");
     assert_int_equal(fbf_engine_complete(e, "a", &err), -EINVAL); /* twice */
     assert_int_equal(fbf_engine_submit(e, "a", 6, 1, 10, &err), -EEXIST);
-    submit(e, "r", 0, 10);
+    fbf_test_submit(e, "r", 0, 10);
     assert_int_equal(fbf_engine_complete(e, "r", &err), -EINVAL); /* rejected */
-    decide(e, "R:r E:w");
+    fbf_test_decide(e, "R:r E:w");
     assert_int_equal(state_of(e, "a"), FBF_JOB_DONE);
     assert_int_equal(state_of(e, "r"), FBF_JOB_REJECTED);
     assert_true(isnan(fbf_engine_job_start(e, fbf_engine_find(e, "r"))));
     assert_true(fbf_engine_job_start(e, fbf_engine_find(e, "w")) == 6);
-    begin(e, 7);
-    decide(e, ""); /* nothing to decide: an empty reply */
+    fbf_test_begin(e, 7);
+    fbf_test_decide(e, ""); /* nothing to decide: an empty reply */
     fbf_engine_destroy(e);
 }
 
@@ -467,21 +425,21 @@ static void test_rejections(void **state)
     };
     for (int p = 0; p < 3; p++) {
         fbf_engine *e = mk_engine(pol[p], 3, "0-3");
-        begin(e, 0);
-        submit(e, "ok1", 1, 10);
-        submit(e, "r0", 0, 10);
-        submit(e, "big", 5, 10);
-        submit(e, "neg", 2, -1);
-        submit(e, "rm", -3, 10);
-        submit(e, "huge", (int64_t)1 << 32 | 1, 10); /* not truncated to 1 */
-        submit(e, "ok2", 1, 5);
-        decide(e, want[p]);
+        fbf_test_begin(e, 0);
+        fbf_test_submit(e, "ok1", 1, 10);
+        fbf_test_submit(e, "r0", 0, 10);
+        fbf_test_submit(e, "big", 5, 10);
+        fbf_test_submit(e, "neg", 2, -1);
+        fbf_test_submit(e, "rm", -3, 10);
+        fbf_test_submit(e, "huge", (int64_t)1 << 32 | 1, 10); /* not truncated to 1 */
+        fbf_test_submit(e, "ok2", 1, 5);
+        fbf_test_decide(e, want[p]);
         assert_int_equal(state_of(e, "big"), FBF_JOB_REJECTED);
         assert_int_equal(state_of(e, "neg"), p ? FBF_JOB_REJECTED : FBF_JOB_RUNNING);
         assert_int_equal(fbf_engine_nb_waiting(e), 0);
         assert_int_equal(fbf_engine_nb_free(e), p ? 2 : 0);
-        begin(e, 1);
-        decide(e, ""); /* rejections belong to the message that submitted them */
+        fbf_test_begin(e, 1);
+        fbf_test_decide(e, ""); /* rejections belong to the message that submitted them */
         fbf_engine_destroy(e);
     }
 }
@@ -530,16 +488,16 @@ static void test_reply_order(void **state)
     fbf_idset_init(&s);
     assert_int_equal(fbf_idset_parse(&s, "0-3", &err), 0);
     assert_int_equal(fbf_engine_set_platform(e, &s, &err), 0);
-    begin(e, 1);
-    submit(e, "a", 3, 1);
-    submit(e, "r1", 0, 1);
-    submit(e, "b", 2, 1); /* does not fit after a */
-    submit(e, "c", 1, 1);
-    submit(e, "r2", 1, -1);
-    decide(e, "R:r1 R:r2 E:a E:c C:10");
-    begin(e, 2);
-    complete(e, "a");
-    decide(e, "E:b C:11");
+    fbf_test_begin(e, 1);
+    fbf_test_submit(e, "a", 3, 1);
+    fbf_test_submit(e, "r1", 0, 1);
+    fbf_test_submit(e, "b", 2, 1); /* does not fit after a */
+    fbf_test_submit(e, "c", 1, 1);
+    fbf_test_submit(e, "r2", 1, -1);
+    fbf_test_decide(e, "R:r1 R:r2 E:a E:c C:10");
+    fbf_test_begin(e, 2);
+    fbf_test_complete(e, "a");
+    fbf_test_decide(e, "E:b C:11");
     fbf_engine_destroy(e);
 
     cfg.reservation_depth = 2; /* a policy that over-commits is refused */
@@ -547,9 +505,9 @@ static void test_reply_order(void **state)
     assert_non_null(e);
     assert_int_equal(fbf_engine_set_platform(e, &s, &err), 0);
     fbf_idset_fini(&s);
-    begin(e, 0);
-    submit(e, "a", 3, 1);
-    submit(e, "b", 2, 1);
+    fbf_test_begin(e, 0);
+    fbf_test_submit(e, "a", 3, 1);
+    fbf_test_submit(e, "b", 2, 1);
     assert_int_equal(fbf_engine_decide(e, &err), -EPROTO);
     fbf_engine_destroy(e);
 }
@@ -560,49 +518,49 @@ static void test_lowest_resources(void **state)
 {
     (void)state;
     fbf_engine *e = mk_engine("fcfs", 2, "0-7");
-    begin(e, 0);
-    submit(e, "a", 2, 10);
-    submit(e, "b", 1, 10);
-    submit(e, "c", 2, 10);
-    submit(e, "d", 3, 10);
-    decide(e, "E:a E:b E:c E:d");
-    expect_alloc(e, "a", "0-1");
-    expect_alloc(e, "b", "2");
-    expect_alloc(e, "c", "3-4");
-    expect_alloc(e, "d", "5-7");
-    begin(e, 1);
-    complete(e, "c");
-    complete(e, "a");
-    submit(e, "e", 3, 10); /* free: 0-1 3-4 */
-    submit(e, "f", 1, 10);
-    decide(e, "E:e E:f");
-    expect_alloc(e, "e", "0-1 3");
-    expect_alloc(e, "f", "4");
+    fbf_test_begin(e, 0);
+    fbf_test_submit(e, "a", 2, 10);
+    fbf_test_submit(e, "b", 1, 10);
+    fbf_test_submit(e, "c", 2, 10);
+    fbf_test_submit(e, "d", 3, 10);
+    fbf_test_decide(e, "E:a E:b E:c E:d");
+    fbf_test_expect_alloc(e, "a", "0-1");
+    fbf_test_expect_alloc(e, "b", "2");
+    fbf_test_expect_alloc(e, "c", "3-4");
+    fbf_test_expect_alloc(e, "d", "5-7");
+    fbf_test_begin(e, 1);
+    fbf_test_complete(e, "c");
+    fbf_test_complete(e, "a");
+    fbf_test_submit(e, "e", 3, 10); /* free: 0-1 3-4 */
+    fbf_test_submit(e, "f", 1, 10);
+    fbf_test_decide(e, "E:e E:f");
+    fbf_test_expect_alloc(e, "e", "0-1 3");
+    fbf_test_expect_alloc(e, "f", "4");
     assert_int_equal(fbf_engine_nb_free(e), 0);
-    begin(e, 2);
-    complete(e, "d");
-    complete(e, "b");
-    submit(e, "g", 4, 10); /* free: 2 5-7 */
-    decide(e, "E:g");
-    expect_alloc(e, "g", "2 5-7");
+    fbf_test_begin(e, 2);
+    fbf_test_complete(e, "d");
+    fbf_test_complete(e, "b");
+    fbf_test_submit(e, "g", 4, 10); /* free: 2 5-7 */
+    fbf_test_decide(e, "E:g");
+    fbf_test_expect_alloc(e, "g", "2 5-7");
     fbf_engine_destroy(e);
 
     e = mk_engine("easy", 3, "0-1 5-6");
     assert_int_equal(fbf_engine_nb_compute(e), 4);
-    begin(e, 0);
-    submit(e, "g", 3, 10);
-    submit(e, "h", 1, 10);
-    submit(e, "x", 5, 10); /* more than the 4 compute resources */
-    decide(e, "R:x E:g E:h");
-    expect_alloc(e, "g", "0-1 5");
-    expect_alloc(e, "h", "6");
-    begin(e, 10);
-    complete(e, "g");
-    submit(e, "i", 2, 1);
-    submit(e, "j", 1, 1);
-    decide(e, "E:i E:j");
-    expect_alloc(e, "i", "0-1");
-    expect_alloc(e, "j", "5");
+    fbf_test_begin(e, 0);
+    fbf_test_submit(e, "g", 3, 10);
+    fbf_test_submit(e, "h", 1, 10);
+    fbf_test_submit(e, "x", 5, 10); /* more than the 4 compute resources */
+    fbf_test_decide(e, "R:x E:g E:h");
+    fbf_test_expect_alloc(e, "g", "0-1 5");
+    fbf_test_expect_alloc(e, "h", "6");
+    fbf_test_begin(e, 10);
+    fbf_test_complete(e, "g");
+    fbf_test_submit(e, "i", 2, 1);
+    fbf_test_submit(e, "j", 1, 1);
+    fbf_test_decide(e, "E:i E:j");
+    fbf_test_expect_alloc(e, "i", "0-1");
+    fbf_test_expect_alloc(e, "j", "5");
     fbf_engine_destroy(e);
 }
 
@@ -614,20 +572,20 @@ static void test_many_submissions(void **state)
     enum { N = 140000 };
     fbf_engine *e = mk_engine("fcfs", 2, "0");
     char id[32];
-    begin(e, 0);
+    fbf_test_begin(e, 0);
     for (int i = 0; i < N; i++) {
         snprintf(id, sizeof id, "j%d", i);
         assert_int_equal(fbf_engine_submit(e, id, i ^ 1, 1, 1, NULL), 0);
     }
-    decide(e, "E:j1");
+    fbf_test_decide(e, "E:j1");
     assert_int_equal(fbf_engine_nb_waiting(e), N - 1);
     static const char *const seq[] = {"j1", "j0", "j3", "j2", "j5"};
     for (int i = 1; i < 5; i++) {
         char want[32];
-        begin(e, i);
-        complete(e, seq[i - 1]);
+        fbf_test_begin(e, i);
+        fbf_test_complete(e, seq[i - 1]);
         snprintf(want, sizeof want, "E:%s", seq[i]);
-        decide(e, want);
+        fbf_test_decide(e, want);
     }
     fbf_engine_destroy(e);
 }

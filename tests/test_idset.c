@@ -1,6 +1,7 @@
 /*
- * test_idset: contract tests for engine/idset, plus a randomized comparison
- * of every operation against a plain bitmap over ids < 300.
+ * test_idset: contract tests for engine/idset, one operation at a time on
+ * hand-written sets. The randomized comparison of every operation against
+ * a plain bitmap is in test_idset_random.c.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,30 +15,14 @@
 #include <cmocka.h>
 
 #include "engine/idset.h"
-
-/* Parses str, which must be valid, into s (which must be initialised). */
-static void parse_into(fbf_idset *s, const char *str)
-{
-    fbf_error err = {{0}};
-    int rc = fbf_idset_parse(s, str, &err);
-    if (rc != 0)
-        fail_msg("parse(\"%s\") = %d: %s", str, rc, err.text);
-}
-
-static void assert_fmt(const fbf_idset *s, const char *want)
-{
-    char buf[512];
-    size_t len = fbf_idset_format(s, buf, sizeof buf);
-    assert_string_equal(buf, want);
-    assert_int_equal(len, strlen(want));
-}
+#include "support/testkit.h"
 
 static void check_parse(const char *in, const char *want)
 {
     fbf_idset s;
     fbf_idset_init(&s);
-    parse_into(&s, in);
-    assert_fmt(&s, want);
+    fbf_test_idset_parse(&s, in);
+    fbf_test_idset_expect(&s, want);
     fbf_idset_fini(&s);
 }
 
@@ -48,14 +33,14 @@ static void check_bad(const char *in, const char *needle)
     fbf_idset s;
     fbf_error err = {{0}};
     fbf_idset_init(&s);
-    parse_into(&s, "4-6 9");
+    fbf_test_idset_parse(&s, "4-6 9");
     int rc = fbf_idset_parse(&s, in, &err);
     if (rc != -EINVAL)
         fail_msg("parse(\"%s\") = %d, want -EINVAL", in, rc);
     if (!strstr(err.text, needle))
         fail_msg("parse(\"%s\"): message \"%s\" lacks \"%s\"", in, err.text,
                  needle);
-    assert_fmt(&s, "4-6 9");
+    fbf_test_idset_expect(&s, "4-6 9");
     fbf_idset_fini(&s);
 }
 
@@ -89,15 +74,15 @@ static void test_parse_empty_and_reuse(void **state)
     (void)state;
     fbf_idset s;
     fbf_idset_init(&s);
-    parse_into(&s, "");
+    fbf_test_idset_parse(&s, "");
     assert_int_equal(s.n, 0);
     assert_int_equal(fbf_idset_count(&s), 0);
-    assert_fmt(&s, "");
+    fbf_test_idset_expect(&s, "");
     /* Parse replaces, it does not accumulate. */
-    parse_into(&s, "1-3 9");
-    parse_into(&s, "5 0");
-    assert_fmt(&s, "0 5");
-    parse_into(&s, "");
+    fbf_test_idset_parse(&s, "1-3 9");
+    fbf_test_idset_parse(&s, "5 0");
+    fbf_test_idset_expect(&s, "0 5");
+    fbf_test_idset_parse(&s, "");
     assert_int_equal(s.n, 0);
     fbf_idset_fini(&s);
 }
@@ -138,7 +123,7 @@ static void test_format_truncation(void **state)
     (void)state;
     fbf_idset s;
     fbf_idset_init(&s);
-    parse_into(&s, "0-3 8 10-11"); /* 11 chars */
+    fbf_test_idset_parse(&s, "0-3 8 10-11"); /* 11 chars */
     char buf[32];
 
     assert_int_equal(fbf_idset_format(&s, NULL, 0), 11);
@@ -168,7 +153,7 @@ static void test_format_truncation(void **state)
     /* Longest tokens (" N-M" with 10-digit bounds is 22 bytes), truncated at
      * every position into exact-size heap buffers so a one-byte overrun is
      * caught by the sentinel or by ASan. */
-    parse_into(&s, "2147483645 1000000000-1000000001 2000000000-2147483643");
+    fbf_test_idset_parse(&s, "2147483645 1000000000-1000000001 2000000000-2147483643");
     const char *want = "1000000000-1000000001 2000000000-2147483643 2147483645";
     size_t wl = strlen(want);
     for (size_t cap = 1; cap <= wl + 1; cap++) {
@@ -198,11 +183,11 @@ static void test_format_round_trip(void **state)
     fbf_idset_init(&a);
     fbf_idset_init(&b);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        parse_into(&a, cases[i]);
+        fbf_test_idset_parse(&a, cases[i]);
         char *str = fbf_idset_to_string(&a);
         assert_non_null(str);
         assert_string_equal(str, cases[i]);
-        parse_into(&b, str);
+        fbf_test_idset_parse(&b, str);
         assert_true(fbf_idset_equal(&a, &b));
         free(str);
     }
@@ -216,22 +201,25 @@ static void test_count(void **state)
     fbf_idset s;
     fbf_idset_init(&s);
     assert_int_equal(fbf_idset_count(&s), 0);
-    parse_into(&s, "0-3 8 10-11");
+    fbf_test_idset_parse(&s, "0-3 8 10-11");
     assert_int_equal(fbf_idset_count(&s), 7);
-    parse_into(&s, "0-2147483647");
+    fbf_test_idset_parse(&s, "0-2147483647");
     assert_int_equal(fbf_idset_count(&s), 2147483648u);
     fbf_idset_fini(&s);
 }
 
-static void check_union(const char *a, const char *b, const char *want)
+/* a op b (fbf_idset_union or fbf_idset_subtract, into a) must succeed and
+ * leave exactly want. */
+static void check_op(int (*op)(fbf_idset *, const fbf_idset *), const char *a, const char *b,
+                     const char *want)
 {
     fbf_idset x, y;
     fbf_idset_init(&x);
     fbf_idset_init(&y);
-    parse_into(&x, a);
-    parse_into(&y, b);
-    assert_int_equal(fbf_idset_union(&x, &y), 0);
-    assert_fmt(&x, want);
+    fbf_test_idset_parse(&x, a);
+    fbf_test_idset_parse(&y, b);
+    assert_int_equal(op(&x, &y), 0);
+    fbf_test_idset_expect(&x, want);
     fbf_idset_fini(&x);
     fbf_idset_fini(&y);
 }
@@ -239,25 +227,25 @@ static void check_union(const char *a, const char *b, const char *want)
 static void test_union(void **state)
 {
     (void)state;
-    check_union("", "", "");
-    check_union("", "1-3", "1-3");
-    check_union("1-3", "", "1-3");
-    check_union("0-3", "4-6", "0-6");
-    check_union("0-3", "5-6", "0-3 5-6");
-    check_union("5-6", "0-3", "0-3 5-6");
-    check_union("0 2 4 6", "1 3 5", "0-6");
-    check_union("0 2 4 6", "1 5", "0-2 4-6");
-    check_union("10-20 30-40", "0-1 15-35 50", "0-1 10-40 50");
-    check_union("0-100", "5 7 9", "0-100");
-    check_union("5 7 9", "0-100", "0-100");
-    check_union("0-1 100-101 200", "50 52 150", "0-1 50 52 100-101 150 200");
-    check_union("0-1 100-101", "102 104", "0-1 100-102 104");
+    check_op(fbf_idset_union, "", "", "");
+    check_op(fbf_idset_union, "", "1-3", "1-3");
+    check_op(fbf_idset_union, "1-3", "", "1-3");
+    check_op(fbf_idset_union, "0-3", "4-6", "0-6");
+    check_op(fbf_idset_union, "0-3", "5-6", "0-3 5-6");
+    check_op(fbf_idset_union, "5-6", "0-3", "0-3 5-6");
+    check_op(fbf_idset_union, "0 2 4 6", "1 3 5", "0-6");
+    check_op(fbf_idset_union, "0 2 4 6", "1 5", "0-2 4-6");
+    check_op(fbf_idset_union, "10-20 30-40", "0-1 15-35 50", "0-1 10-40 50");
+    check_op(fbf_idset_union, "0-100", "5 7 9", "0-100");
+    check_op(fbf_idset_union, "5 7 9", "0-100", "0-100");
+    check_op(fbf_idset_union, "0-1 100-101 200", "50 52 150", "0-1 50 52 100-101 150 200");
+    check_op(fbf_idset_union, "0-1 100-101", "102 104", "0-1 100-102 104");
 
     fbf_idset s;
     fbf_idset_init(&s);
-    parse_into(&s, "1 3");
+    fbf_test_idset_parse(&s, "1 3");
     assert_int_equal(fbf_idset_union(&s, &s), 0);
-    assert_fmt(&s, "1 3");
+    fbf_test_idset_expect(&s, "1 3");
     fbf_idset_fini(&s);
 }
 
@@ -270,52 +258,39 @@ static void test_add_range(void **state)
     assert_int_equal(fbf_idset_add_range(&s, 10, 12), 0);
     assert_int_equal(fbf_idset_add_range(&s, 0, 0), 0);
     assert_int_equal(fbf_idset_add_range(&s, 20, 20), 0);
-    assert_fmt(&s, "0 10-12 20");
+    fbf_test_idset_expect(&s, "0 10-12 20");
     assert_int_equal(fbf_idset_add_range(&s, 13, 19), 0);
-    assert_fmt(&s, "0 10-20");
+    fbf_test_idset_expect(&s, "0 10-20");
     assert_int_equal(fbf_idset_add_range(&s, 1, 9), 0);
-    assert_fmt(&s, "0-20");
+    fbf_test_idset_expect(&s, "0-20");
     assert_int_equal(fbf_idset_add_range(&s, 0, UINT32_MAX), 0);
     assert_int_equal(s.n, 1);
     assert_int_equal(fbf_idset_count(&s), 4294967296ull);
     fbf_idset_fini(&s);
 }
 
-static void check_subtract(const char *a, const char *b, const char *want)
-{
-    fbf_idset x, y;
-    fbf_idset_init(&x);
-    fbf_idset_init(&y);
-    parse_into(&x, a);
-    parse_into(&y, b);
-    assert_int_equal(fbf_idset_subtract(&x, &y), 0);
-    assert_fmt(&x, want);
-    fbf_idset_fini(&x);
-    fbf_idset_fini(&y);
-}
-
 static void test_subtract(void **state)
 {
     (void)state;
-    check_subtract("", "1", "");
-    check_subtract("0-9", "", "0-9");
-    check_subtract("0-9", "0-9", "");
-    check_subtract("0-9", "0-20", "");
-    check_subtract("0-9", "3", "0-2 4-9");
-    check_subtract("0-9", "0", "1-9");
-    check_subtract("0-9", "9", "0-8");
-    check_subtract("0-9", "1 3 5 7", "0 2 4 6 8-9");
-    check_subtract("0-3 8 10-11", "2-10", "0-1 11");
-    check_subtract("0-3 8 10-11", "20-30", "0-3 8 10-11");
-    check_subtract("10-20", "0-5 25", "10-20");
-    check_subtract("0-4 6-9 11-14", "3-12", "0-2 13-14");
-    check_subtract("0 2 4 6 8", "1 3 5 7", "0 2 4 6 8");
+    check_op(fbf_idset_subtract, "", "1", "");
+    check_op(fbf_idset_subtract, "0-9", "", "0-9");
+    check_op(fbf_idset_subtract, "0-9", "0-9", "");
+    check_op(fbf_idset_subtract, "0-9", "0-20", "");
+    check_op(fbf_idset_subtract, "0-9", "3", "0-2 4-9");
+    check_op(fbf_idset_subtract, "0-9", "0", "1-9");
+    check_op(fbf_idset_subtract, "0-9", "9", "0-8");
+    check_op(fbf_idset_subtract, "0-9", "1 3 5 7", "0 2 4 6 8-9");
+    check_op(fbf_idset_subtract, "0-3 8 10-11", "2-10", "0-1 11");
+    check_op(fbf_idset_subtract, "0-3 8 10-11", "20-30", "0-3 8 10-11");
+    check_op(fbf_idset_subtract, "10-20", "0-5 25", "10-20");
+    check_op(fbf_idset_subtract, "0-4 6-9 11-14", "3-12", "0-2 13-14");
+    check_op(fbf_idset_subtract, "0 2 4 6 8", "1 3 5 7", "0 2 4 6 8");
 
     fbf_idset s;
     fbf_idset_init(&s);
-    parse_into(&s, "1 3");
+    fbf_test_idset_parse(&s, "1 3");
     assert_int_equal(fbf_idset_subtract(&s, &s), 0);
-    assert_fmt(&s, "");
+    fbf_test_idset_expect(&s, "");
     fbf_idset_fini(&s);
 }
 
@@ -326,7 +301,7 @@ static void test_queries(void **state)
     fbf_idset_init(&s);
     fbf_idset_init(&t);
     fbf_idset_init(&e);
-    parse_into(&s, "0-3 8 10-11");
+    fbf_test_idset_parse(&s, "0-3 8 10-11");
 
     const uint32_t in[] = {0, 1, 3, 8, 10, 11};
     const uint32_t out[] = {4, 7, 9, 12, 1000, FBF_IDSET_MAX_ID};
@@ -336,17 +311,17 @@ static void test_queries(void **state)
     }
     assert_false(fbf_idset_contains(&e, 0));
 
-    parse_into(&t, "1-2 10");
+    fbf_test_idset_parse(&t, "1-2 10");
     assert_true(fbf_idset_contains_all(&s, &t));
     assert_true(fbf_idset_intersects(&s, &t));
-    parse_into(&t, "3-4");
+    fbf_test_idset_parse(&t, "3-4");
     assert_false(fbf_idset_contains_all(&s, &t));
     assert_true(fbf_idset_intersects(&s, &t));
-    parse_into(&t, "4-7 9 12-20");
+    fbf_test_idset_parse(&t, "4-7 9 12-20");
     assert_false(fbf_idset_contains_all(&s, &t));
     assert_false(fbf_idset_intersects(&s, &t));
     assert_false(fbf_idset_intersects(&t, &s));
-    parse_into(&t, "0-11");
+    fbf_test_idset_parse(&t, "0-11");
     assert_false(fbf_idset_contains_all(&s, &t));
     assert_true(fbf_idset_contains_all(&t, &s));
     assert_true(fbf_idset_intersects(&t, &s));
@@ -371,25 +346,25 @@ static void test_equal_copy(void **state)
     fbf_idset_init(&a);
     fbf_idset_init(&b);
     assert_true(fbf_idset_equal(&a, &b));
-    parse_into(&a, "3 0-2 7");
-    parse_into(&b, "0-3 7");
+    fbf_test_idset_parse(&a, "3 0-2 7");
+    fbf_test_idset_parse(&b, "0-3 7");
     assert_true(fbf_idset_equal(&a, &b));
-    parse_into(&b, "0-3 8");
+    fbf_test_idset_parse(&b, "0-3 8");
     assert_false(fbf_idset_equal(&a, &b));
-    parse_into(&b, "0-3");
+    fbf_test_idset_parse(&b, "0-3");
     assert_false(fbf_idset_equal(&a, &b));
 
     assert_int_equal(fbf_idset_copy(&b, &a), 0);
     assert_true(fbf_idset_equal(&a, &b));
-    assert_fmt(&b, "0-3 7");
+    fbf_test_idset_expect(&b, "0-3 7");
     /* A deep copy: changing the copy leaves the original alone. */
     assert_int_equal(fbf_idset_add_range(&b, 4, 6), 0);
-    assert_fmt(&b, "0-7");
-    assert_fmt(&a, "0-3 7");
+    fbf_test_idset_expect(&b, "0-7");
+    fbf_test_idset_expect(&a, "0-3 7");
 
     fbf_idset_clear(&a);
     assert_int_equal(fbf_idset_copy(&b, &a), 0);
-    assert_fmt(&b, "");
+    fbf_test_idset_expect(&b, "");
     assert_int_equal(fbf_idset_copy(&b, &b), 0);
     fbf_idset_fini(&a);
     fbf_idset_fini(&b);
@@ -401,11 +376,11 @@ static void check_take(const char *from, uint32_t n, const char *want_out,
     fbf_idset f, o;
     fbf_idset_init(&f);
     fbf_idset_init(&o);
-    parse_into(&f, from);
-    parse_into(&o, "500-600"); /* replaced, not merged */
+    fbf_test_idset_parse(&f, from);
+    fbf_test_idset_parse(&o, "500-600"); /* replaced, not merged */
     assert_int_equal(fbf_idset_take_lowest(&f, n, &o), 0);
-    assert_fmt(&o, want_out);
-    assert_fmt(&f, want_left);
+    fbf_test_idset_expect(&o, want_out);
+    fbf_test_idset_expect(&f, want_left);
     fbf_idset_fini(&f);
     fbf_idset_fini(&o);
 }
@@ -426,208 +401,26 @@ static void test_take_lowest(void **state)
     fbf_idset f, o;
     fbf_idset_init(&f);
     fbf_idset_init(&o);
-    parse_into(&f, "0-3 8 10-11");
-    parse_into(&o, "42");
+    fbf_test_idset_parse(&f, "0-3 8 10-11");
+    fbf_test_idset_parse(&o, "42");
     assert_int_equal(fbf_idset_take_lowest(&f, 8, &o), -ENOSPC);
-    assert_fmt(&f, "0-3 8 10-11");
-    assert_fmt(&o, "42");
+    fbf_test_idset_expect(&f, "0-3 8 10-11");
+    fbf_test_idset_expect(&o, "42");
     fbf_idset_clear(&f);
     assert_int_equal(fbf_idset_take_lowest(&f, 1, &o), -ENOSPC);
-    assert_fmt(&o, "42");
+    fbf_test_idset_expect(&o, "42");
 
     /* Repeated takes drain a fragmented set in order. */
-    parse_into(&f, "0 2 4 6 8 10 12 14 16 18");
+    fbf_test_idset_parse(&f, "0 2 4 6 8 10 12 14 16 18");
     for (uint32_t i = 0; i < 10; i++) {
         char want[8];
         snprintf(want, sizeof want, "%u", 2 * i);
         assert_int_equal(fbf_idset_take_lowest(&f, 1, &o), 0);
-        assert_fmt(&o, want);
+        fbf_test_idset_expect(&o, want);
         assert_int_equal(f.n, 9 - i);
     }
     fbf_idset_fini(&f);
     fbf_idset_fini(&o);
-}
-
-/* ---- randomized comparison against a bitmap --------------------------- */
-
-#define NB 300
-
-typedef struct {
-    unsigned char b[NB];
-} bitmap;
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint32_t rnd(uint32_t bound)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state % bound);
-}
-
-/* A random set with a random density inside a random window, so sparse
- * and dense shapes, ranges touching at their ends, and operands covering
- * only a prefix, middle or suffix of the other all occur. */
-static void random_set(fbf_idset *s, bitmap *m)
-{
-    uint32_t density = rnd(101);
-    uint32_t from = rnd(2) ? 0 : rnd(NB);
-    uint32_t to = rnd(2) ? NB : from + rnd(NB - from + 1);
-    memset(m, 0, sizeof *m);
-    fbf_idset_clear(s);
-    for (uint32_t i = from; i < to; i++) {
-        if (rnd(100) < density) {
-            m->b[i] = 1;
-            assert_int_equal(fbf_idset_add_range(s, i, i), 0);
-        }
-    }
-}
-
-/* Checks the invariants and that s holds exactly the ids of m, then that the
- * formatted string matches one built independently from m. */
-static void check_same(const fbf_idset *s, const bitmap *m)
-{
-    for (uint32_t i = 0; i < s->n; i++) {
-        assert_true(s->r[i].lo <= s->r[i].hi);
-        assert_true(s->r[i].hi < NB);
-        if (i)
-            assert_true(s->r[i - 1].hi + 1 < s->r[i].lo);
-    }
-    bitmap got = {{0}};
-    for (uint32_t i = 0; i < s->n; i++)
-        for (uint32_t id = s->r[i].lo; id <= s->r[i].hi; id++)
-            got.b[id] = 1;
-    assert_memory_equal(got.b, m->b, NB);
-
-    char want[4 * NB], *w = want;
-    uint64_t count = 0;
-    for (uint32_t i = 0; i < NB;) {
-        if (!m->b[i]) {
-            i++;
-            continue;
-        }
-        uint32_t j = i;
-        while (j + 1 < NB && m->b[j + 1])
-            j++;
-        if (w != want)
-            *w++ = ' ';
-        w += j == i ? sprintf(w, "%u", i) : sprintf(w, "%u-%u", i, j);
-        count += j - i + 1;
-        i = j + 1;
-    }
-    *w = '\0';
-    assert_fmt(s, want);
-    assert_int_equal(fbf_idset_count(s), count);
-}
-
-static void test_random_vs_bitmap(void **state)
-{
-    (void)state;
-    fbf_idset a, b, c;
-    bitmap ma, mb;
-    fbf_idset_init(&a);
-    fbf_idset_init(&b);
-    fbf_idset_init(&c);
-    random_set(&a, &ma);
-
-    for (int iter = 0; iter < 4000; iter++) {
-        random_set(&b, &mb);
-        switch (rnd(8)) {
-        case 0: { /* union */
-            assert_int_equal(fbf_idset_union(&a, &b), 0);
-            for (int i = 0; i < NB; i++)
-                ma.b[i] |= mb.b[i];
-            break;
-        }
-        case 1: { /* subtract */
-            assert_int_equal(fbf_idset_subtract(&a, &b), 0);
-            for (int i = 0; i < NB; i++)
-                ma.b[i] &= !mb.b[i];
-            break;
-        }
-        case 2: { /* add_range */
-            uint32_t lo = rnd(NB), hi = lo + rnd(NB - lo);
-            assert_int_equal(fbf_idset_add_range(&a, lo, hi), 0);
-            memset(ma.b + lo, 1, hi - lo + 1);
-            break;
-        }
-        case 3: { /* take_lowest */
-            uint32_t have = 0;
-            for (int i = 0; i < NB; i++)
-                have += ma.b[i];
-            uint32_t n = rnd(have + 3);
-            int rc = fbf_idset_take_lowest(&a, n, &c);
-            if (n > have) {
-                assert_int_equal(rc, -ENOSPC);
-                break;
-            }
-            assert_int_equal(rc, 0);
-            bitmap mc = {{0}};
-            for (int i = 0; i < NB && n; i++) {
-                if (ma.b[i]) {
-                    ma.b[i] = 0;
-                    mc.b[i] = 1;
-                    n--;
-                }
-            }
-            check_same(&c, &mc);
-            break;
-        }
-        case 4: { /* parse of a scrambled rendering of b */
-            char str[8 * NB], *w = str;
-            for (uint32_t i = b.n; i-- > 0;) {
-                /* Reverse order and split ranges in overlapping halves. */
-                uint32_t lo = b.r[i].lo, hi = b.r[i].hi;
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (w != str)
-                    *w++ = ' ';
-                w += sprintf(w, "%u-%u %u-%u", mid, hi, lo, mid);
-            }
-            *w = '\0';
-            parse_into(&a, str);
-            ma = mb;
-            break;
-        }
-        case 5: { /* copy */
-            assert_int_equal(fbf_idset_copy(&c, &a), 0);
-            assert_true(fbf_idset_equal(&c, &a));
-            check_same(&c, &ma);
-            break;
-        }
-        default:
-            break;
-        }
-        check_same(&a, &ma);
-
-        /* Queries on every iteration. */
-        bool inter = false, all = true;
-        for (int i = 0; i < NB; i++) {
-            inter |= ma.b[i] && mb.b[i];
-            all &= !mb.b[i] || ma.b[i];
-        }
-        assert_int_equal(fbf_idset_intersects(&a, &b), inter);
-        assert_int_equal(fbf_idset_intersects(&b, &a), inter);
-        assert_int_equal(fbf_idset_contains_all(&a, &b), all);
-        assert_int_equal(fbf_idset_equal(&a, &b),
-                         memcmp(ma.b, mb.b, NB) == 0);
-        for (int k = 0; k < 8; k++) {
-            uint32_t id = rnd(NB + 10);
-            assert_int_equal(fbf_idset_contains(&a, id), id < NB && ma.b[id]);
-        }
-        char *str = fbf_idset_to_string(&a);
-        assert_non_null(str);
-        parse_into(&c, str);
-        assert_true(fbf_idset_equal(&c, &a));
-        free(str);
-
-        /* Keep a from draining to empty or filling up for good. */
-        if (rnd(50) == 0)
-            random_set(&a, &ma);
-    }
-    fbf_idset_fini(&a);
-    fbf_idset_fini(&b);
-    fbf_idset_fini(&c);
 }
 
 int main(void)
@@ -646,7 +439,6 @@ int main(void)
         cmocka_unit_test(test_queries),
         cmocka_unit_test(test_equal_copy),
         cmocka_unit_test(test_take_lowest),
-        cmocka_unit_test(test_random_vs_bitmap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

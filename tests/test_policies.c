@@ -1,7 +1,7 @@
 /*
  * test_policies: FCFS, EASY and conservative backfilling (and the depth
  * family between them) against scheduling-semantics.md, driven through the
- * engine's event API by a tiny simulation:
+ * engine's event API by a tiny simulation (tests/support/engine_sim.c):
  *   - jobs run exactly `runtime` (the walltime unless a case says less);
  *   - all events at one time form one message (completions, then
  *     submissions), hence one decision point;
@@ -25,133 +25,11 @@
 
 #include "engine/engine.h"
 #include "policies/registry.h"
+#include "support/engine_sim.h"
 #include "support/ref_sched.h"
+#include "support/testkit.h"
 
 /* ---- the simulation around the engine ---------------------------------- */
-
-typedef void (*dp_hook)(void *ctx, fbf_engine *e, double now);
-
-static fbf_engine *mk_engine(const char *policy, int64_t depth, unsigned workers,
-                             const uint32_t *ids, uint32_t nb)
-{
-    const fbf_policy_entry *pe = fbf_policy_lookup(policy);
-    assert_non_null(pe);
-    fbf_engine_config cfg = {pe->ops, depth ? depth : pe->default_depth, workers};
-    fbf_error err;
-    fbf_engine *e = fbf_engine_create(&cfg, &err);
-    assert_non_null(e);
-    fbf_idset set;
-    fbf_idset_init(&set);
-    for (uint32_t k = 0; k < nb; k++)
-        assert_int_equal(fbf_idset_add_range(&set, ids[k], ids[k]), 0);
-    assert_int_equal(fbf_engine_set_platform(e, &set, &err), 0);
-    fbf_idset_fini(&set);
-    return e;
-}
-
-static long job_index(const fbf_engine *e, fbf_job_h h)
-{
-    return strtol(fbf_engine_job_id(e, h) + 3, NULL, 10); /* "w0!<index>" */
-}
-
-/* Runs the workload through an engine, filling out and tr like
- * ref_simulate. Returns 0, or -1 with the engine's error in err. The
- * engine is destroyed unless keep is given. */
-static int run_engine(const char *policy, int64_t depth, unsigned workers, const uint32_t *ids,
-                      uint32_t nb, const ref_job *jobs, size_t n, ref_result *out,
-                      ref_trace *tr, dp_hook hook, void *ctx, fbf_engine **keep, char *err,
-                      size_t errlen)
-{
-    fbf_engine *e = mk_engine(policy, depth, workers, ids, nb);
-    double *end = calloc(n + 1, sizeof *end);
-    bool *running = calloc(n + 1, sizeof *running);
-    size_t wcap = 16, nwake = 0, next = 0;
-    double *wake = calloc(wcap, sizeof *wake);
-    assert_true(end && running && wake);
-    for (size_t i = 0; i < n; i++)
-        out[i] = (ref_result){.start = NAN};
-    fbf_error fe = {{0}};
-    int rc = 0;
-    int64_t busy = 0; /* resources held by running jobs */
-    char id[32];
-    for (size_t steps = 0; rc == 0; steps++) {
-        double t = next < n ? jobs[next].arrival : INFINITY;
-        for (size_t i = 0; i < n; i++)
-            if (running[i] && end[i] < t)
-                t = end[i];
-        for (size_t w = 0; w < nwake; w++)
-            t = wake[w] < t ? wake[w] : t;
-        if (isinf(t))
-            break;
-        if (steps > 100 * (n + 10)) {
-            snprintf(fe.text, sizeof fe.text, "simulation does not end");
-            rc = -1;
-            break;
-        }
-        size_t kept = 0;
-        for (size_t w = 0; w < nwake; w++)
-            if (wake[w] > t)
-                wake[kept++] = wake[w];
-        nwake = kept;
-        if ((rc = fbf_engine_begin(e, t, &fe)) < 0)
-            break;
-        for (size_t i = 0; i < n && rc == 0; i++)
-            if (running[i] && end[i] <= t) {
-                snprintf(id, sizeof id, "w0!%zu", i);
-                running[i] = false;
-                busy -= jobs[i].res;
-                rc = fbf_engine_complete(e, id, &fe);
-            }
-        for (; rc == 0 && next < n && jobs[next].arrival <= t; next++) {
-            snprintf(id, sizeof id, "w0!%zu", next);
-            rc = fbf_engine_submit(e, id, jobs[next].subtime, jobs[next].res,
-                                   jobs[next].walltime, &fe);
-        }
-        if (rc < 0 || (rc = fbf_engine_decide(e, &fe)) < 0)
-            break;
-        ref_trace_push(tr, REF_DP, t, -1, NAN);
-        size_t nd;
-        const fbf_decision *d = fbf_engine_decisions(e, &nd);
-        for (size_t k = 0; k < nd; k++) {
-            if (d[k].kind == FBF_DEC_CALL_ME_LATER) {
-                ref_trace_push(tr, REF_CALL_ME_LATER, t, -1, d[k].at);
-                if (nwake == wcap)
-                    assert_non_null(wake = realloc(wake, (wcap *= 2) * sizeof *wake));
-                if (d[k].at > t)
-                    wake[nwake++] = d[k].at;
-                continue;
-            }
-            long i = job_index(e, d[k].job);
-            assert_true(i >= 0 && (size_t)i < n);
-            ref_trace_push(tr, (ref_kind)d[k].kind, t, i, NAN);
-            if (d[k].kind == FBF_DEC_REJECT) {
-                out[i].rejected = true;
-                assert_int_equal(fbf_engine_job_state(e, d[k].job), FBF_JOB_REJECTED);
-                continue;
-            }
-            assert_true(fbf_engine_job_start(e, d[k].job) == t);
-            fbf_idset_format(fbf_engine_job_alloc(e, d[k].job), out[i].alloc,
-                             sizeof out[i].alloc);
-            out[i].start = t;
-            running[i] = true;
-            busy += jobs[i].res;
-            end[i] = t + jobs[i].runtime;
-        }
-        assert_int_equal(fbf_engine_nb_free(e) + busy, nb);
-        if (hook)
-            hook(ctx, e, t);
-    }
-    if (rc < 0)
-        snprintf(err, errlen, "engine error at %.17g: %s", fbf_engine_now(e), fe.text);
-    free(end);
-    free(running);
-    free(wake);
-    if (keep)
-        *keep = e;
-    else
-        fbf_engine_destroy(e);
-    return rc < 0 ? -1 : 0;
-}
 
 static const uint32_t ids16[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
@@ -160,7 +38,7 @@ static const uint32_t ids16[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1
  * for the spec's own policies, for the reference too. */
 static void check_run(const char *policy, int64_t depth, uint32_t nb, const ref_job *jobs,
                       size_t n, const double *starts, const char *const *allocs,
-                      dp_hook hook, void *ctx)
+                      fbf_test_dp_hook hook, void *ctx)
 {
     if (depth == 0) {
         ref_result out[16];
@@ -180,8 +58,8 @@ static void check_run(const char *policy, int64_t depth, uint32_t nb, const ref_
         ref_result out[16];
         ref_trace tr = {0};
         char err[512] = "";
-        int rc = run_engine(policy, depth, workers, ids16, nb, jobs, n, out, &tr, hook, ctx,
-                            NULL, err, sizeof err);
+        int rc = fbf_test_sim_run(policy, depth, workers, ids16, nb, jobs, n, out, &tr, hook, ctx,
+                                  NULL, err, sizeof err);
         if (rc < 0)
             fail_msg("%s: %s", policy, err);
         for (size_t i = 0; i < n; i++) {
@@ -280,8 +158,8 @@ static void test_worked_trace_and_reasons(void **state)
         ref_trace tr = {0};
         fbf_engine *e;
         char err[256], got[256] = "";
-        assert_int_equal(run_engine(pol[p], 0, 2, ids16, 4, worked, 4, out, &tr, NULL, NULL,
-                                    &e, err, sizeof err),
+        assert_int_equal(fbf_test_sim_run(pol[p], 0, 2, ids16, 4, worked, 4, out, &tr, NULL, NULL,
+                                          &e, err, sizeof err),
                          0);
         for (size_t k = 0; k < tr.n; k++) {
             size_t len = strlen(got);
@@ -309,55 +187,12 @@ static void test_worked_trace_and_reasons(void **state)
 
 /* ---- step-by-step helpers ----------------------------------------------- */
 
+/* One protocol step a call: fbf_test_begin, _submit, _complete, _decide
+ * and _expect_alloc of support/testkit.h, shared with test_engine. */
+
 static fbf_engine *mk_n(const char *policy, int64_t depth, uint32_t nb)
 {
-    return mk_engine(policy, depth, 3, ids16, nb);
-}
-
-static void begin(fbf_engine *e, double now) { assert_int_equal(fbf_engine_begin(e, now, NULL), 0); }
-
-static void submit(fbf_engine *e, const char *id, int64_t res, double wall)
-{
-    fbf_error err;
-    if (fbf_engine_submit(e, id, fbf_engine_now(e), res, wall, &err) != 0)
-        fail_msg("submit %s: %s", id, err.text);
-}
-
-static void complete(fbf_engine *e, const char *id)
-{
-    fbf_error err;
-    if (fbf_engine_complete(e, id, &err) != 0)
-        fail_msg("complete %s: %s", id, err.text);
-}
-
-/* Runs the pass and checks its decisions: "E:id" / "R:id" / "C:time",
- * space separated, in reply order. */
-static void decide(fbf_engine *e, const char *want)
-{
-    fbf_error err;
-    if (fbf_engine_decide(e, &err) != 0)
-        fail_msg("decide: %s", err.text);
-    size_t n;
-    const fbf_decision *d = fbf_engine_decisions(e, &n);
-    char got[512] = "";
-    for (size_t k = 0; k < n; k++) {
-        size_t len = strlen(got);
-        const char *sep = len ? " " : "";
-        if (d[k].kind == FBF_DEC_CALL_ME_LATER)
-            snprintf(got + len, sizeof got - len, "%sC:%g", sep, d[k].at);
-        else
-            snprintf(got + len, sizeof got - len, "%s%c:%s", sep,
-                     d[k].kind == FBF_DEC_EXECUTE ? 'E' : 'R', fbf_engine_job_id(e, d[k].job));
-    }
-    if (strcmp(got, want) != 0)
-        fail_msg("at %g: decisions \"%s\", expected \"%s\"", fbf_engine_now(e), got, want);
-}
-
-static void expect_alloc(fbf_engine *e, const char *id, const char *alloc)
-{
-    char buf[256];
-    fbf_idset_format(fbf_engine_job_alloc(e, fbf_engine_find(e, id)), buf, sizeof buf);
-    assert_string_equal(buf, alloc);
+    return fbf_test_sim_engine(policy, depth, 3, ids16, nb);
 }
 
 static double rsv_of(fbf_engine *e, const char *id)
@@ -371,33 +206,33 @@ static void test_compression_example(void **state)
 {
     (void)state;
     fbf_engine *e = mk_n("conservative", 0, 2);
-    begin(e, 0);
-    submit(e, "R1", 1, 10);
-    submit(e, "R2", 1, 4);
-    decide(e, "E:R1 E:R2");
-    expect_alloc(e, "R1", "0");
-    expect_alloc(e, "R2", "1");
-    begin(e, 0);
-    submit(e, "J1", 2, 5);
-    submit(e, "J2", 1, 4);
-    decide(e, ""); /* J1 at 10; J2 at 4 on [4,8); R2 ends by 4: no call */
+    fbf_test_begin(e, 0);
+    fbf_test_submit(e, "R1", 1, 10);
+    fbf_test_submit(e, "R2", 1, 4);
+    fbf_test_decide(e, "E:R1 E:R2");
+    fbf_test_expect_alloc(e, "R1", "0");
+    fbf_test_expect_alloc(e, "R2", "1");
+    fbf_test_begin(e, 0);
+    fbf_test_submit(e, "J1", 2, 5);
+    fbf_test_submit(e, "J2", 1, 4);
+    fbf_test_decide(e, ""); /* J1 at 10; J2 at 4 on [4,8); R2 ends by 4: no call */
     assert_true(rsv_of(e, "J1") == 10);
     assert_true(rsv_of(e, "J2") == 4);
-    begin(e, 2);
-    complete(e, "R1");
-    decide(e, "E:J2"); /* J1 re-placed with J2 still at [4,8): 8; J2 then moves to 2 */
-    expect_alloc(e, "J2", "0");
+    fbf_test_begin(e, 2);
+    fbf_test_complete(e, "R1");
+    fbf_test_decide(e, "E:J2"); /* J1 re-placed with J2 still at [4,8): 8; J2 then moves to 2 */
+    fbf_test_expect_alloc(e, "J2", "0");
     assert_true(rsv_of(e, "J1") == 8);
     assert_true(isnan(rsv_of(e, "J2")));
     assert_true(fbf_engine_job_start(e, fbf_engine_find(e, "J2")) == 2);
-    begin(e, 4);
-    complete(e, "R2");
-    decide(e, ""); /* J2 holds one resource until 6: J1 moves to 6 */
+    fbf_test_begin(e, 4);
+    fbf_test_complete(e, "R2");
+    fbf_test_decide(e, ""); /* J2 holds one resource until 6: J1 moves to 6 */
     assert_true(rsv_of(e, "J1") == 6);
-    begin(e, 6);
-    complete(e, "J2");
-    decide(e, "E:J1");
-    expect_alloc(e, "J1", "0-1");
+    fbf_test_begin(e, 6);
+    fbf_test_complete(e, "J2");
+    fbf_test_decide(e, "E:J1");
+    fbf_test_expect_alloc(e, "J1", "0-1");
     assert_int_equal(fbf_engine_nb_free(e), 0);
     fbf_engine_destroy(e);
 
@@ -470,29 +305,29 @@ static void test_call_me_later_not_needed(void **state)
 {
     (void)state;
     fbf_engine *e = mk_n("conservative", 0, 2);
-    begin(e, 0);
-    submit(e, "R", 2, 10);
-    submit(e, "J", 2, 5);
-    decide(e, "E:R");
+    fbf_test_begin(e, 0);
+    fbf_test_submit(e, "R", 2, 10);
+    fbf_test_submit(e, "J", 2, 5);
+    fbf_test_decide(e, "E:R");
     assert_true(rsv_of(e, "J") == 10);
-    begin(e, 3);
-    complete(e, "R");
-    submit(e, "K", 1, 4);
-    submit(e, "L", 2, 1);
-    decide(e, "E:J");
+    fbf_test_begin(e, 3);
+    fbf_test_complete(e, "R");
+    fbf_test_submit(e, "K", 1, 4);
+    fbf_test_submit(e, "L", 2, 1);
+    fbf_test_decide(e, "E:J");
     assert_true(rsv_of(e, "K") == 8);
     assert_true(rsv_of(e, "L") == 12);
-    begin(e, 5);
-    complete(e, "J");
-    decide(e, "E:K");
-    expect_alloc(e, "K", "0");
+    fbf_test_begin(e, 5);
+    fbf_test_complete(e, "J");
+    fbf_test_decide(e, "E:K");
+    fbf_test_expect_alloc(e, "K", "0");
     assert_true(rsv_of(e, "L") == 9);
-    begin(e, 9);
-    complete(e, "K");
-    decide(e, "E:L");
-    begin(e, 10);
-    complete(e, "L");
-    decide(e, "");
+    fbf_test_begin(e, 9);
+    fbf_test_complete(e, "K");
+    fbf_test_decide(e, "E:L");
+    fbf_test_begin(e, 10);
+    fbf_test_complete(e, "L");
+    fbf_test_decide(e, "");
     assert_int_equal(fbf_engine_nb_waiting(e), 0);
     assert_int_equal(fbf_engine_nb_running(e), 0);
     fbf_engine_destroy(e);
@@ -515,12 +350,12 @@ static void test_estimate_start(void **state)
     static const double wall[] = {1, 10, 1, 5};
     for (int p = 0; p < 3; p++) {
         fbf_engine *e = mk_n(pol[p], 0, 4);
-        begin(e, 0);
-        submit(e, "A", 2, 10);
-        submit(e, "B", 4, 5);
-        submit(e, "C", 2, 5);
-        submit(e, "D", 1, 20);
-        decide(e, p ? "E:A E:C" : "E:A");
+        fbf_test_begin(e, 0);
+        fbf_test_submit(e, "A", 2, 10);
+        fbf_test_submit(e, "B", 4, 5);
+        fbf_test_submit(e, "C", 2, 5);
+        fbf_test_submit(e, "D", 1, 20);
+        fbf_test_decide(e, p ? "E:A E:C" : "E:A");
         for (int k = 0; k < 4; k++) {
             double got = fbf_engine_estimate_start(e, res[k], wall[k]);
             if (got != want[p][k])
@@ -534,8 +369,8 @@ static void test_estimate_start(void **state)
         else
             assert_true(isinf(fbf_engine_estimate_start(e, 1, -1)));
         /* Estimating changes nothing. */
-        begin(e, 0);
-        decide(e, "");
+        fbf_test_begin(e, 0);
+        fbf_test_decide(e, "");
         if (p > 0)
             assert_true(rsv_of(e, "B") == 10);
         if (p == 2)
@@ -544,10 +379,10 @@ static void test_estimate_start(void **state)
     }
     /* FCFS cannot tell behind a job without walltime. */
     fbf_engine *e = mk_n("fcfs", 0, 1);
-    begin(e, 0);
-    submit(e, "X", 1, 10);
-    submit(e, "Y", 1, -1);
-    decide(e, "E:X");
+    fbf_test_begin(e, 0);
+    fbf_test_submit(e, "X", 1, 10);
+    fbf_test_submit(e, "Y", 1, -1);
+    fbf_test_decide(e, "E:X");
     assert_true(isnan(fbf_engine_estimate_start(e, 1, 1)));
     fbf_engine_destroy(e);
 }
@@ -632,8 +467,8 @@ static void test_random_vs_reference(void **state)
                 calls += rt.v[k].kind == REF_CALL_ME_LATER;
             for (unsigned workers = 1; workers <= 4; workers += 3) {
                 ref_trace et = {0};
-                int rc = run_engine(pol[p], 0, workers, ids, nb, jobs, n, got, &et, NULL, NULL,
-                                    NULL, err, sizeof err);
+                int rc = fbf_test_sim_run(pol[p], 0, workers, ids, nb, jobs, n, got, &et, NULL,
+                                          NULL, NULL, err, sizeof err);
                 size_t first = 0, at = ref_trace_diff(&rt, &et);
                 int bad = rc < 0 ? -1 : cmp_results(want, got, n, &first);
                 if (bad == 0 && at == SIZE_MAX) {

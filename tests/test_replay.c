@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "support/replay_sched.h"
+#include "support/testkit.h"
 
 #ifndef FBF_SOURCE_DIR
 #define FBF_SOURCE_DIR "."
@@ -34,43 +35,6 @@
 #define FINISH 10
 #define FINAL_STATE 7
 #define ALLOC 14
-
-static char *g_dir;
-static int g_seq;
-
-static int setup(void **state)
-{
-    (void)state;
-    g_dir = fbf_test_replay_tmpdir();
-    return g_dir ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fbf_test_replay_rmdir(g_dir);
-    return 0;
-}
-
-/* A path in the test directory (static buffers, a few alive at once). */
-static const char *tmp_path(const char *fmt, ...)
-{
-    static char bufs[8][4096];
-    char *b = bufs[g_seq++ % 8];
-    int n = snprintf(b, sizeof bufs[0], "%s/", g_dir);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b + n, sizeof bufs[0] - (size_t)n, fmt, ap);
-    va_end(ap);
-    return b;
-}
-
-static const char *write_wl(const char *name, const char *text)
-{
-    const char *p = tmp_path("%s", name);
-    assert_int_equal(fbf_test_replay_write(p, text, strstr(name, ".gz") != NULL), 0);
-    return p;
-}
 
 /* scheduling-semantics.md, "Worked example": 4 resources, all at 0. */
 static const char example_json[] =
@@ -179,8 +143,9 @@ static const char *const N1234[] = {"1", "2", "3", "4"};
 static void test_fcfs_example_exact_messages(void **state)
 {
     (void)state;
-    const char *out = tmp_path("fcfs-example");
-    result r = with_sched(FBF_TRF_NONE, write_wl("example.json", example_json), out, NULL);
+    const char *out = fbf_test_tmp_path("fcfs-example");
+    const char *wl = fbf_test_tmp_write("example.json", example_json);
+    result r = with_sched(FBF_TRF_NONE, wl, out, NULL);
     if (r.rc != 0)
         fail_msg("rc %d: %s", r.rc, r.err);
     static const double fcfs[] = {0, 10, 15, 15};
@@ -246,12 +211,13 @@ static void test_fcfs_example_exact_messages(void **state)
 static void test_fcfs_example_swf_gz(void **state)
 {
     (void)state;
-    const char *out = tmp_path("fcfs-swf");
-    result r = with_sched(FBF_TRF_NONE, write_wl("example.swf.gz", example_swf), out, NULL);
+    const char *out = fbf_test_tmp_path("fcfs-swf");
+    const char *wl = fbf_test_tmp_write("example.swf.gz", example_swf);
+    result r = with_sched(FBF_TRF_NONE, wl, out, NULL);
     assert_int_equal(r.rc, 0);
     static const double fcfs[] = {0, 10, 15, 15};
     assert_starts(out, N1234, fcfs, 4);
-    char *csv = fbf_test_replay_read(tmp_path("fcfs-swf/out_jobs.csv"));
+    char *csv = fbf_test_replay_read(fbf_test_tmp_path("fcfs-swf/out_jobs.csv"));
     assert_contains(csv, "job_id,workload_name,profile,submission_time,"
                          "requested_number_of_resources,requested_time,success,final_state,"
                          "starting_time,execution_time,finish_time,waiting_time,turnaround_time,"
@@ -265,9 +231,9 @@ static void test_fcfs_example_swf_gz(void **state)
 static void test_walltime_reached(void **state)
 {
     (void)state;
-    const char *out = tmp_path("walltime");
-    result r = with_sched(FBF_TRF_NONE, write_wl("wt.swf", "; MaxProcs: 2\n1 3 -1 100 1 -1 -1 1 60\n"),
-                          out, NULL);
+    const char *out = fbf_test_tmp_path("walltime");
+    const char *wl = fbf_test_tmp_write("wt.swf", "; MaxProcs: 2\n1 3 -1 100 1 -1 -1 1 60\n");
+    result r = with_sched(FBF_TRF_NONE, wl, out, NULL);
     assert_int_equal(r.rc, 0);
     assert_line(r.log, 2,
                 "{\"now\":63.000000,\"events\":[{\"timestamp\":63.000000,\"type\":\"JOB_COMPLETED\","
@@ -285,11 +251,10 @@ static void test_walltime_reached(void **state)
 static void test_kill_job(void **state)
 {
     (void)state;
-    const char *out = tmp_path("kill");
-    result r = with_sched(FBF_TRF_KILL,
-                          write_wl("kill.swf", "; MaxProcs: 1\n1 0 -1 100 1 -1 -1 1 200\n"
-                                               "2 50 -1 10 1 -1 -1 1 20\n"),
-                          out, NULL);
+    const char *out = fbf_test_tmp_path("kill");
+    const char *wl = fbf_test_tmp_write("kill.swf", "; MaxProcs: 1\n1 0 -1 100 1 -1 -1 1 200\n"
+                                                    "2 50 -1 10 1 -1 -1 1 20\n");
+    result r = with_sched(FBF_TRF_KILL, wl, out, NULL);
     if (r.rc != 0)
         fail_msg("rc %d: %s", r.rc, r.err);
     assert_line(r.log, 3,
@@ -309,9 +274,8 @@ static void test_kill_job(void **state)
 static void test_requested_calls(void **state)
 {
     (void)state;
-    result r = with_sched(FBF_TRF_CALL_LATER,
-                          write_wl("call.swf", "; MaxProcs: 1\n1 0 -1 10 1 -1 -1 1 20\n"), NULL,
-                          NULL);
+    const char *wl = fbf_test_tmp_write("call.swf", "; MaxProcs: 1\n1 0 -1 10 1 -1 -1 1 20\n");
+    result r = with_sched(FBF_TRF_CALL_LATER, wl, NULL, NULL);
     assert_int_equal(r.rc, 0);
     /* CALL_ME_LATER(now) is answered at once, at the same now (Batsim's
      * waker sleeps 0 s); CALL_ME_LATER(5) at 5, before the completion. */
@@ -336,7 +300,8 @@ typedef struct bad_case {
 static void test_bad_schedulers(void **state)
 {
     (void)state;
-    const char *two = write_wl("two.swf", two_swf), *pair = write_wl("pair.swf", pair_swf);
+    const char *two = fbf_test_tmp_write("two.swf", two_swf);
+    const char *pair = fbf_test_tmp_write("pair.swf", pair_swf);
     const bad_case cases[] = {
         {FBF_TRF_UNKNOWN_JOB, two,
          {"invalid reply to message #1 (JOB_SUBMITTED, now=0): reply event 0 (EXECUTE_JOB, "
@@ -391,7 +356,7 @@ static void test_bad_schedulers(void **state)
 static void test_silent_scheduler_times_out(void **state)
 {
     (void)state;
-    result r = with_sched(FBF_TRF_SILENT, write_wl("silent.swf", two_swf), NULL, "0.5");
+    result r = with_sched(FBF_TRF_SILENT, fbf_test_tmp_write("silent.swf", two_swf), NULL, "0.5");
     assert_int_equal(r.rc, 2);
     assert_contains(r.err, "message #1 (JOB_SUBMITTED, now=0): no reply from the scheduler at "
                            "tcp://127.0.0.1:");
@@ -402,7 +367,7 @@ static void test_silent_scheduler_times_out(void **state)
 static void test_deadlock(void **state)
 {
     (void)state;
-    result r = with_sched(FBF_TRF_IDLE, write_wl("idle.swf", two_swf), NULL, NULL);
+    result r = with_sched(FBF_TRF_IDLE, fbf_test_tmp_write("idle.swf", two_swf), NULL, NULL);
     assert_int_equal(r.rc, 3);
     assert_contains(r.err, "stuck jobs (2): w0!1 (res 2, walltime 10), w0!2 (res 1, walltime 5)\n");
     assert_contains(r.err, "error: deadlock at now=100: 2 jobs wait, none runs");
@@ -412,7 +377,7 @@ static void test_deadlock(void **state)
     for (int i = 1; i <= 25; i++)
         snprintf(text + strlen(text), sizeof text - strlen(text), "%d %d -1 10 1 -1 -1 1 10\n",
                  i, i);
-    r = with_sched(FBF_TRF_IDLE, write_wl("idle25.swf", text), NULL, NULL);
+    r = with_sched(FBF_TRF_IDLE, fbf_test_tmp_write("idle25.swf", text), NULL, NULL);
     assert_int_equal(r.rc, 3);
     assert_contains(r.err, "stuck jobs (25): w0!1 (res 1, walltime 10),");
     assert_contains(r.err, ", w0!20 (res 1, walltime 10) and 5 more\n");
@@ -434,7 +399,7 @@ static void run_expect(const char *const *args, int rc, const char *needle, bool
 static void test_dying_schedulers(void **state)
 {
     (void)state;
-    const char *wl = write_wl("die.swf", two_swf);
+    const char *wl = fbf_test_tmp_write("die.swf", two_swf);
     run_expect((const char *const[]){"--scheduler", "sleep 0.2; exit 7 # {endpoint}", wl, NULL},
                2, "message #0 (SIMULATION_BEGINS, now=0): the scheduler exited with status 7 "
                   "before replying", false);
@@ -447,8 +412,8 @@ static void test_dying_schedulers(void **state)
 static void test_bad_options(void **state)
 {
     (void)state;
-    const char *wl = write_wl("opt.swf", two_swf);
-    const char *nohead = write_wl("nohead.swf", "1 0 -1 10 2 -1 -1 2 10\n");
+    const char *wl = fbf_test_tmp_write("opt.swf", two_swf);
+    const char *nohead = fbf_test_tmp_write("nohead.swf", "1 0 -1 10 2 -1 -1 2 10\n");
     run_expect((const char *const[]){NULL}, 2, "no WORKLOAD given", false);
     run_expect((const char *const[]){"--bogus", wl, NULL}, 2, "Try 'fastbf-replay --help'", false);
     run_expect((const char *const[]){wl, NULL}, 2, "exactly one of", false);
@@ -462,7 +427,7 @@ static void test_bad_options(void **state)
                "--timeout 'soon'", false);
     run_expect((const char *const[]){"--inproc", "--max-jobs", "-3", wl, NULL}, 2,
                "--max-jobs '-3'", false);
-    run_expect((const char *const[]){"--inproc", tmp_path("missing.swf"), NULL}, 2,
+    run_expect((const char *const[]){"--inproc", fbf_test_tmp_path("missing.swf"), NULL}, 2,
                "cannot open", false);
     run_expect((const char *const[]){"--inproc", "--policy", "nope", wl, NULL}, 2,
                "unknown policy 'nope'", false);
@@ -492,9 +457,9 @@ static void test_inproc_example_policies(void **state)
         {"easy", {0, 10, 0, 15}},
         {"conservative", {0, 10, 0, 15}},
     };
-    const char *wl = write_wl("ex-inproc.json", example_json);
+    const char *wl = fbf_test_tmp_write("ex-inproc.json", example_json);
     for (int i = 0; i < 3; i++) {
-        const char *out = tmp_path("inproc-%s", want[i].policy);
+        const char *out = fbf_test_tmp_path("inproc-%s", want[i].policy);
         char *err = NULL;
         int rc = fbf_test_replay_run((const char *const[]){"--inproc", "--policy", want[i].policy,
                                                            "--quiet", "--out", out, wl, NULL},
@@ -515,10 +480,10 @@ static void test_spawned_fastbf_example(void **state)
     snprintf(cmd[0], sizeof cmd[0], "%s --policy easy", fbf_test_replay_fastbf_path());
     snprintf(cmd[1], sizeof cmd[1], "exec %s --endpoint {endpoint} --policy conservative",
              fbf_test_replay_fastbf_path());
-    const char *wl = write_wl("ex-spawn.swf", example_swf);
+    const char *wl = fbf_test_tmp_write("ex-spawn.swf", example_swf);
     static const double easy[] = {0, 10, 0, 15};
     for (int i = 0; i < 2; i++) {
-        const char *out = tmp_path("spawn-%d", i);
+        const char *out = fbf_test_tmp_path("spawn-%d", i);
         char *err = NULL, *so = NULL;
         int rc = fbf_test_replay_run((const char *const[]){"--scheduler", cmd[i], "--out", out,
                                                            "--timeout", "20", wl, NULL},
@@ -535,12 +500,12 @@ static void test_spawned_fastbf_example(void **state)
 static void test_workload_prefixes(void **state)
 {
     (void)state;
-    const char *wl = write_wl("prefix.json",
-                              "{\"nb_res\": 2, \"jobs\": ["
-                              "{\"id\": \"a\", \"subtime\": 0, \"res\": 1, \"profile\": \"p\"},"
-                              "{\"id\": \"other!x\", \"subtime\": 1, \"res\": 1, \"profile\": \"p\"}],"
-                              "\"profiles\": {\"p\": {\"type\": \"delay\", \"delay\": 2.5}}}");
-    const char *out = tmp_path("prefix");
+    const char *wl = fbf_test_tmp_write(
+        "prefix.json", "{\"nb_res\": 2, \"jobs\": ["
+                       "{\"id\": \"a\", \"subtime\": 0, \"res\": 1, \"profile\": \"p\"},"
+                       "{\"id\": \"other!x\", \"subtime\": 1, \"res\": 1, \"profile\": \"p\"}],"
+                       "\"profiles\": {\"p\": {\"type\": \"delay\", \"delay\": 2.5}}}");
+    const char *out = fbf_test_tmp_path("prefix");
     result r = with_sched(FBF_TRF_NONE, wl, out, NULL);
     assert_int_equal(r.rc, 0);
     char *first = line_of(r.log, 0), q[4200];
@@ -565,7 +530,7 @@ static void test_scheduler_after_the_end(void **state)
     (void)state;
     if (!have_fastbf())
         skip();
-    const char *wl = write_wl("end.swf", two_swf);
+    const char *wl = fbf_test_tmp_write("end.swf", two_swf);
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "%s --policy fcfs --endpoint {endpoint}; exit 4",
              fbf_test_replay_fastbf_path());
@@ -582,9 +547,10 @@ static void test_scheduler_after_the_end(void **state)
 static void test_oversized_job_rejected(void **state)
 {
     (void)state;
-    const char *wl = write_wl("big.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10\n"
-                                         "2 0 -1 10 5 -1 -1 5 10\n3 5 -1 10 4 -1 -1 4 10\n");
-    const char *out = tmp_path("big");
+    const char *wl = fbf_test_tmp_write("big.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10\n"
+                                                   "2 0 -1 10 5 -1 -1 5 10\n"
+                                                   "3 5 -1 10 4 -1 -1 4 10\n");
+    const char *out = fbf_test_tmp_path("big");
     char *err = NULL;
     int rc = fbf_test_replay_run((const char *const[]){"--inproc", "--policy", "easy", "--quiet",
                                                        "--out", out, wl, NULL},
@@ -602,7 +568,7 @@ static void replay_trace(const char *path, double jobs, double skipped)
 {
     static const char *const policies[] = {"fcfs", "easy", "conservative"};
     for (int i = 0; i < 3; i++) {
-        const char *out = tmp_path("trace-%s", policies[i]);
+        const char *out = fbf_test_tmp_path("trace-%s", policies[i]);
         char *err = NULL, *so = NULL;
         int rc = fbf_test_replay_run((const char *const[]){"--inproc", "--policy", policies[i],
                                                            "--out", out, path, NULL},
@@ -657,5 +623,5 @@ int main(void)
         cmocka_unit_test(test_kth_trace_all_policies),
         cmocka_unit_test(test_ctc_trace_all_policies),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
 }

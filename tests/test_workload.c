@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "support/replay_sched.h"
+#include "support/testkit.h"
 #include "tools/lib/workload.h"
 
 #ifndef FBF_SOURCE_DIR
@@ -54,30 +54,6 @@ static const expect swf_jobs[] = {
     {"w0!3", 20, 50, 50, 8, "delay_50"},   {"w0!7", 60, 30, 30, 1, "delay_30"},
     {"w0!9", 80, 20, 25, 3, "delay_20"},
 };
-
-static char *g_dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    g_dir = fbf_test_replay_tmpdir();
-    return g_dir ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fbf_test_replay_rmdir(g_dir);
-    return 0;
-}
-
-static const char *write_tmp(const char *name, const char *text, int gz)
-{
-    static char path[4096];
-    snprintf(path, sizeof path, "%s/%s", g_dir, name);
-    assert_int_equal(fbf_test_replay_write(path, text, gz), 0);
-    return path;
-}
 
 static void check_jobs(const fbf_workload *wl, const expect *e, size_t n)
 {
@@ -123,19 +99,19 @@ static void check_swf_odd(const char *path)
 static void test_swf_odd_lines_plain(void **state)
 {
     (void)state;
-    check_swf_odd(write_tmp("odd.swf", swf_odd, 0));
+    check_swf_odd(fbf_test_tmp_write("odd.swf", swf_odd));
 }
 
 static void test_swf_odd_lines_gzip(void **state)
 {
     (void)state;
-    check_swf_odd(write_tmp("odd.swf.gz", swf_odd, 1));
+    check_swf_odd(fbf_test_tmp_write("odd.swf.gz", swf_odd));
 }
 
 static uint32_t header_size(const char *text)
 {
     fbf_error err;
-    fbf_workload *wl = fbf_workload_read(write_tmp("h.swf", text, 0), NULL, &err);
+    fbf_workload *wl = fbf_workload_read(fbf_test_tmp_write("h.swf", text), NULL, &err);
     assert_non_null(wl);
     uint32_t n = wl->nb_res;
     fbf_workload_destroy(wl);
@@ -156,9 +132,9 @@ static void test_swf_header_size(void **state)
 static void test_swf_walltime_modes(void **state)
 {
     (void)state;
-    const char *p = write_tmp("w.swf", "1 0 0 100 4 -1 -1 4 200\n"
-                                       "2 0 0 0 1 -1 -1 1 50\n"
-                                       "3 0 0 0.2 1 -1 -1 1 50\n", 0);
+    const char *p = fbf_test_tmp_write("w.swf", "1 0 0 100 4 -1 -1 4 200\n"
+                                                "2 0 0 0 1 -1 -1 1 50\n"
+                                                "3 0 0 0.2 1 -1 -1 1 50\n");
     fbf_error err;
     fbf_wl_read_options o = FBF_WL_READ_DEFAULTS;
     o.walltime_mode = FBF_WL_WALLTIME_RUNTIME;
@@ -189,25 +165,27 @@ static void test_swf_max_jobs(void **state)
     fbf_error err;
     fbf_wl_read_options o = FBF_WL_READ_DEFAULTS;
     o.max_jobs = 2;
-    fbf_workload *wl = fbf_workload_read(write_tmp("m.swf", swf_odd, 0), &o, &err);
+    fbf_workload *wl = fbf_workload_read(fbf_test_tmp_write("m.swf", swf_odd), &o, &err);
     assert_non_null(wl);
     check_jobs(wl, swf_jobs, 2);
     assert_int_equal(wl->nb_res, 64);
     fbf_workload_destroy(wl);
     o.max_jobs = 0;
-    wl = fbf_workload_read(write_tmp("m.swf", swf_odd, 0), &o, &err);
+    wl = fbf_workload_read(fbf_test_tmp_write("m.swf", swf_odd), &o, &err);
     assert_non_null(wl);
     assert_int_equal(wl->nb_jobs, 0);
     fbf_workload_destroy(wl);
 }
 
-static void expect_error(const char *name, const char *text, int gz, int code, const char *s1,
+/* Reading the file name (gzip-compressed when it ends in .gz) holding text
+ * must fail with errno code and an error naming s1 and, unless NULL, s2. */
+static void expect_error(const char *name, const char *text, int code, const char *s1,
                          const char *s2)
 {
     fbf_error err;
     err.text[0] = '\0';
     errno = 0;
-    assert_null(fbf_workload_read(write_tmp(name, text, gz), NULL, &err));
+    assert_null(fbf_workload_read(fbf_test_tmp_write(name, text), NULL, &err));
     assert_int_equal(errno, code);
     if (!strstr(err.text, s1) || (s2 && !strstr(err.text, s2)))
         fail_msg("error '%s' lacks '%s' / '%s'", err.text, s1, s2 ? s2 : "");
@@ -216,18 +194,16 @@ static void expect_error(const char *name, const char *text, int gz, int code, c
 static void test_swf_errors(void **state)
 {
     (void)state;
-    expect_error("e1.swf", "; MaxProcs: 4\n1 0 0 10 1\n2 0 0 abc 4\n", 0, EINVAL, "line 3",
+    expect_error("e1.swf", "; MaxProcs: 4\n1 0 0 10 1\n2 0 0 abc 4\n", EINVAL, "line 3",
                  "field 4 'abc' is not a number");
-    expect_error("e2.swf", "1.5 0 0 10 1\n", 0, EINVAL, "line 1", "job number");
-    expect_error("e3.swf.gz", "\n\n 7 1e 0 10 1\n", 1, EINVAL, "line 3", "field 2 '1e'");
+    expect_error("e2.swf", "1.5 0 0 10 1\n", EINVAL, "line 1", "job number");
+    expect_error("e3.swf.gz", "\n\n 7 1e 0 10 1\n", EINVAL, "line 3", "field 2 '1e'");
     fbf_error err;
-    char missing[4096];
-    snprintf(missing, sizeof missing, "%s/no-such-file.swf", g_dir);
-    assert_null(fbf_workload_read(missing, NULL, &err));
+    assert_null(fbf_workload_read(fbf_test_tmp_path("no-such-file.swf"), NULL, &err));
     assert_int_equal(errno, ENOENT);
     assert_non_null(strstr(err.text, "cannot open"));
     assert_non_null(strstr(err.text, "no-such-file.swf"));
-    assert_null(fbf_workload_read(g_dir, NULL, &err));
+    assert_null(fbf_workload_read(fbf_test_tmpdir(), NULL, &err));
     assert_int_equal(errno, EISDIR);
 }
 
@@ -251,7 +227,7 @@ static void test_json_workload(void **state)
         {"w0!z", 2, 5, 3, 0, "p5"},
     };
     fbf_error err;
-    fbf_workload *wl = fbf_workload_read(write_tmp("w.json", json_ok, 0), NULL, &err);
+    fbf_workload *wl = fbf_workload_read(fbf_test_tmp_write("w.json", json_ok), NULL, &err);
     if (!wl)
         fail_msg("%s", err.text);
     assert_int_equal(wl->format, FBF_WL_JSON);
@@ -263,7 +239,7 @@ static void test_json_workload(void **state)
     fbf_wl_read_options o = FBF_WL_READ_DEFAULTS;
     o.walltime_mode = FBF_WL_WALLTIME_RUNTIME;
     o.name = "trace";
-    wl = fbf_workload_read(write_tmp("w.json.gz", json_ok, 1), &o, &err);
+    wl = fbf_workload_read(fbf_test_tmp_write("w.json.gz", json_ok), &o, &err);
     assert_non_null(wl);
     assert_string_equal(wl->jobs[0].id, "trace!a");
     assert_true(wl->jobs[1].walltime == 5);
@@ -271,7 +247,7 @@ static void test_json_workload(void **state)
     assert_int_equal(fbf_workload_find(wl, "trace!7"), 1);
     fbf_workload_destroy(wl);
 
-    wl = fbf_workload_read(write_tmp("n.json", "  {\"jobs\": []}", 0), NULL, &err);
+    wl = fbf_workload_read(fbf_test_tmp_write("n.json", "  {\"jobs\": []}"), NULL, &err);
     assert_non_null(wl);
     assert_int_equal(wl->nb_res, 0);
     assert_int_equal(wl->nb_jobs, 0);
@@ -283,32 +259,32 @@ static void test_json_workload(void **state)
 static void test_json_errors(void **state)
 {
     (void)state;
-    expect_error("j1.json", "{\"jobs\": 3}", 0, EINVAL, "\"jobs\" missing or not an array", NULL);
+    expect_error("j1.json", "{\"jobs\": 3}", EINVAL, "\"jobs\" missing or not an array", NULL);
     expect_error("j2.json", "{\"jobs\": [{\"id\": \"a\", \"subtime\": 0, \"profile\": \"p\"}], " PROFILES "}",
-                 0, EINVAL, "job w0!a", "\"res\"");
+                 EINVAL, "job w0!a", "\"res\"");
     expect_error("j3.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"profile\": \"p\"}], " PROFILES "}",
-                 0, EINVAL, "job w0!a", "\"subtime\"");
+                 EINVAL, "job w0!a", "\"subtime\"");
     expect_error("j4.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0}], " PROFILES "}",
-                 0, EINVAL, "job w0!a", "\"profile\"");
+                 EINVAL, "job w0!a", "\"profile\"");
     expect_error("j5.json", "{\"jobs\": [{\"res\": 1, \"subtime\": 0, \"profile\": \"p\"}], " PROFILES "}",
-                 0, EINVAL, "jobs[0]", "\"id\"");
+                 EINVAL, "jobs[0]", "\"id\"");
     expect_error("j6.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0, \"profile\": \"zz\"}], " PROFILES "}",
-                 0, EINVAL, "job w0!a", "profile 'zz' is not defined");
+                 EINVAL, "job w0!a", "profile 'zz' is not defined");
     expect_error("j7.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0, \"profile\": \"q\"}], "
                  "\"profiles\": {\"q\": {\"type\": \"parallel\", \"cpu\": [1]}}}",
-                 0, EINVAL, "job w0!a", "has type 'parallel'");
+                 EINVAL, "job w0!a", "has type 'parallel'");
     expect_error("j8.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0, \"walltime\": 0, \"profile\": \"p\"}], " PROFILES "}",
-                 0, EINVAL, "job w0!a", "\"walltime\" must be -1 or a number > 0");
+                 EINVAL, "job w0!a", "\"walltime\" must be -1 or a number > 0");
     expect_error("j9.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0, \"profile\": \"p\"},"
                  "{\"id\": \"w0!a\", \"res\": 1, \"subtime\": 0, \"profile\": \"p\"}], " PROFILES "}",
-                 0, EINVAL, "jobs[1]", "'w0!a' appears twice");
-    expect_error("j10.json", "{\"jobs\": [\n {\"id\": 1,, }]}", 0, EINVAL, "invalid JSON at line 2", NULL);
-    expect_error("j11.json", "{\"nb_res\": 0, \"jobs\": []}", 0, EINVAL, "\"nb_res\"", NULL);
+                 EINVAL, "jobs[1]", "'w0!a' appears twice");
+    expect_error("j10.json", "{\"jobs\": [\n {\"id\": 1,, }]}", EINVAL, "invalid JSON at line 2", NULL);
+    expect_error("j11.json", "{\"nb_res\": 0, \"jobs\": []}", EINVAL, "\"nb_res\"", NULL);
     expect_error("j12.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1.5, \"subtime\": 0, \"profile\": \"p\"}], " PROFILES "}",
-                 0, EINVAL, "job w0!a", "\"res\" missing or not an integer");
+                 EINVAL, "job w0!a", "\"res\" missing or not an integer");
     expect_error("j13.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0, \"profile\": \"p\"}], "
                  "\"profiles\": {\"p\": {\"type\": \"delay\"}}}",
-                 0, EINVAL, "profile 'p'", "\"delay\"");
+                 EINVAL, "profile 'p'", "\"delay\"");
 }
 
 static void test_memory_workload(void **state)
@@ -372,5 +348,5 @@ int main(void)
         cmocka_unit_test(test_memory_workload),
         cmocka_unit_test(test_kth_trace),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
 }

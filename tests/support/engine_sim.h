@@ -1,0 +1,42 @@
+/*
+ * engine_sim: the tiny simulation test_policies drives the engine with,
+ * the same event loop ref_simulate() (ref_sched.h) runs around the
+ * reference, so that their traces can be compared entry by entry:
+ *   - jobs run exactly `runtime` (the walltime unless a case says less);
+ *   - the next decision point is at the smallest of the next arrival, the
+ *     end of a running job and a pending CALL_ME_LATER time;
+ *   - all events at one time form one message (completions in job order,
+ *     then submissions in arrival order), hence one decision point;
+ *   - a CALL_ME_LATER(t) makes a decision point at t.
+ * Job i of the workload is submitted as "w0!<i>".
+ *
+ * It lives apart from ref_sched.c because it depends on the engine, which
+ * the reference must not. Every symbol is prefixed fbf_test_ since every
+ * tests/support C file is linked into every test.
+ */
+#ifndef FBF_TEST_ENGINE_SIM_H
+#define FBF_TEST_ENGINE_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "support/ref_sched.h"
+
+/* Called after every decision point, once its decisions are applied. */
+typedef void (*fbf_test_dp_hook)(void *ctx, fbf_engine *e, double now);
+
+/* An engine under the policy (depth 0: the policy's default reservation
+ * depth) on the nb resources ids. */
+fbf_engine *fbf_test_sim_engine(const char *policy, int64_t depth, unsigned workers,
+                                const uint32_t *ids, uint32_t nb);
+
+/* Runs the workload through an engine, filling out and tr like
+ * ref_simulate. Returns 0, or -1 with the engine's error in err. The
+ * engine is destroyed unless keep is given (then the caller destroys it). */
+int fbf_test_sim_run(const char *policy, int64_t depth, unsigned workers, const uint32_t *ids,
+                     uint32_t nb, const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr,
+                     fbf_test_dp_hook hook, void *ctx, fbf_engine **keep, char *err,
+                     size_t errlen);
+
+#endif
