@@ -4,25 +4,28 @@
  * fastbf-replay --echo-bench N times N round trips of a fixed-size message
  * between a ZeroMQ REQ socket and a REP socket that sends every message
  * straight back, over TCP on 127.0.0.1 (the transport --scheduler uses),
- * with the echo side in a second thread. No JSON, no scheduling: the
- * ceiling any Batsim-protocol exchange over this transport can reach. A
- * replay over the socket that comes close to this rate spends its time in
- * ZeroMQ and the kernel, not in the replayer.
+ * with the echo side in a child process, as a scheduler started with
+ * --scheduler is. No JSON, no scheduling: the ceiling any Batsim-protocol
+ * exchange over this transport can reach. A replay over the socket that
+ * comes close to this rate spends its time in ZeroMQ and the kernel, not in
+ * the replayer.
  *
- * Invariant: each socket is used by one thread only (ZeroMQ sockets are not
- * thread-safe); an empty message tells the echo thread to stop.
+ * Invariants: the child is forked before the parent creates any ZeroMQ
+ * context (a context does not survive fork); it binds a free port, writes
+ * the endpoint into a pipe, and stops at an empty message.
  */
 #include "tools/replay/echo.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "tools/replay/replay.h"
 
-static void *echo_main(void *sock)
+static void echo_serve(void *sock)
 {
     for (;;) {
         zmq_msg_t m;
@@ -31,14 +34,35 @@ static void *echo_main(void *sock)
             zmq_msg_close(&m);
             if (errno == EINTR)
                 continue;
-            return NULL;
+            return;
         }
         size_t n = zmq_msg_size(&m);
         zmq_msg_send(&m, sock, 0); /* zero copy: the same message goes back */
         zmq_msg_close(&m);
         if (n == 0)
-            return NULL;
+            return;
     }
+}
+
+/* The echo process: binds, reports its endpoint on fd, serves. */
+static _Noreturn void echo_child(int fd)
+{
+    void *ctx = zmq_ctx_new();
+    void *rep = zmq_socket(ctx, ZMQ_REP);
+    char ep[256] = "";
+    size_t eplen = sizeof ep;
+    int linger = 1000;
+    zmq_setsockopt(rep, ZMQ_LINGER, &linger, sizeof linger);
+    if (zmq_bind(rep, "tcp://127.0.0.1:*") != 0 ||
+        zmq_getsockopt(rep, ZMQ_LAST_ENDPOINT, ep, &eplen) != 0)
+        ep[0] = '\0';
+    if (write(fd, ep, sizeof ep) != (ssize_t)sizeof ep || !ep[0])
+        _exit(1);
+    close(fd);
+    echo_serve(rep);
+    zmq_close(rep);
+    zmq_ctx_term(ctx);
+    _exit(0);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -49,20 +73,31 @@ static int cmp_double(const void *a, const void *b)
 
 int fbf_echo_bench(size_t n, size_t size, FILE *out)
 {
-    void *ctx = zmq_ctx_new();
-    void *rep = zmq_socket(ctx, ZMQ_REP), *req = zmq_socket(ctx, ZMQ_REQ);
+    int fds[2];
+    pid_t child;
     char ep[256];
-    size_t eplen = sizeof ep;
-    int linger = 0;
-    zmq_setsockopt(req, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_setsockopt(rep, ZMQ_LINGER, &linger, sizeof linger);
-    if (zmq_bind(rep, "tcp://127.0.0.1:*") != 0 ||
-        zmq_getsockopt(rep, ZMQ_LAST_ENDPOINT, ep, &eplen) != 0 || zmq_connect(req, ep) != 0) {
-        fprintf(stderr, "fastbf-replay: echo bench: %s\n", zmq_strerror(errno));
+    if (pipe(fds) != 0 || (child = fork()) < 0) {
+        fprintf(stderr, "fastbf-replay: echo bench: %s\n", strerror(errno));
         return FBF_EXIT_INTERNAL;
     }
-    pthread_t th;
-    pthread_create(&th, NULL, echo_main, rep);
+    if (child == 0) {
+        close(fds[0]);
+        echo_child(fds[1]);
+    }
+    close(fds[1]);
+    ssize_t got = read(fds[0], ep, sizeof ep);
+    close(fds[0]);
+    void *ctx = zmq_ctx_new();
+    void *req = zmq_socket(ctx, ZMQ_REQ);
+    int linger = 0;
+    zmq_setsockopt(req, ZMQ_LINGER, &linger, sizeof linger);
+    if (got != (ssize_t)sizeof ep || !ep[0] || zmq_connect(req, ep) != 0) {
+        fprintf(stderr, "fastbf-replay: echo bench: the echo process did not start\n");
+        zmq_close(req);
+        zmq_ctx_term(ctx);
+        waitpid(child, NULL, 0);
+        return FBF_EXIT_INTERNAL;
+    }
     char *buf = malloc(size ? size : 1), *back = malloc(size + 1);
     double *lat = malloc((n ? n : 1) * sizeof *lat);
     if (!buf || !back || !lat)
@@ -83,7 +118,7 @@ int fbf_echo_bench(size_t n, size_t size, FILE *out)
     double total = fbf_replay_now_s() - t0;
     zmq_send(req, "", 0, 0);
     zmq_recv(req, back, size + 1, 0);
-    pthread_join(th, NULL);
+    waitpid(child, NULL, 0);
     qsort(lat, n, sizeof *lat, cmp_double);
     if (n) {
         size_t k50 = (n + 1) / 2, k99 = (size_t)((double)n * 0.99 + 0.999999);
@@ -97,7 +132,6 @@ int fbf_echo_bench(size_t n, size_t size, FILE *out)
     free(back);
     free(lat);
     zmq_close(req);
-    zmq_close(rep);
     zmq_ctx_term(ctx);
     return FBF_EXIT_OK;
 }
