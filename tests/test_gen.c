@@ -26,13 +26,15 @@
 #include <cjson/cJSON.h>
 #include <zlib.h>
 
+#include "support/testkit.h"
+
 #ifndef FBF_BUILD_DIR
 #define FBF_BUILD_DIR "."
 #endif
 
 #define NF 18
 
-static char tmpdir[] = "/tmp/fbf_test_gen_XXXXXX";
+static char tmpdir[64];
 static char gen[4096];
 
 struct swf {
@@ -51,6 +53,7 @@ static int setup(void **state)
         fprintf(stderr, "test_gen: %s is not an executable\n", gen);
         return -1;
     }
+    fbf_test_temp_name(tmpdir, sizeof tmpdir, "/tmp/fbf_test_gen_");
     return mkdtemp(tmpdir) ? 0 : -1;
 }
 

@@ -13,6 +13,7 @@
  */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "support/replay_sched.h"
+#include "support/testkit.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -378,7 +379,9 @@ char *fbf_test_replay_read(const char *path)
 
 int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, char **err)
 {
-    char opath[] = "/tmp/fbf-replay-out-XXXXXX", epath[] = "/tmp/fbf-replay-err-XXXXXX";
+    char opath[64], epath[64];
+    fbf_test_temp_name(opath, sizeof opath, "/tmp/fbf-replay-out-");
+    fbf_test_temp_name(epath, sizeof epath, "/tmp/fbf-replay-err-");
     int ofd = mkstemp(opath), efd = mkstemp(epath);
     size_t n = 0;
     while (args && args[n])
@@ -440,7 +443,8 @@ int fbf_test_replay_write(const char *path, const char *text, int gz)
 
 char *fbf_test_replay_tmpdir(void)
 {
-    char tmpl[] = "/tmp/fbf-replay-test-XXXXXX";
+    char tmpl[64];
+    fbf_test_temp_name(tmpl, sizeof tmpl, "/tmp/fbf-replay-test-");
     return mkdtemp(tmpl) ? strdup(tmpl) : NULL;
 }
 

@@ -187,3 +187,16 @@ void fbf_test_filter_from_env(void)
     if (getenv("FBF_TEST_SKIP"))
         cmocka_set_skip_filter(getenv("FBF_TEST_SKIP"));
 }
+
+char *fbf_test_temp_name(char *buf, size_t cap, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (cap < n + 7) {
+        buf[0] = '\0';
+        return buf;
+    }
+    memcpy(buf, prefix, n);
+    memset(buf + n, 'X', 6);
+    buf[n + 6] = '\0';
+    return buf;
+}

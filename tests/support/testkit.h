@@ -100,4 +100,8 @@ void fbf_test_idset_expect(const fbf_idset *s, const char *want);
  * before cmocka_run_group_tests(). */
 void fbf_test_filter_from_env(void);
 
+/* Writes "<prefix>" followed by the six placeholder characters mkstemp()
+ * and mkdtemp() replace, into buf (cap bytes); returns buf. */
+char *fbf_test_temp_name(char *buf, size_t cap, const char *prefix);
+
 #endif

@@ -2,6 +2,7 @@
  * zmq_peer: plays Batsim against a real fastbf process (see zmq_peer.h).
  */
 #include "support/zmq_peer.h"
+#include "support/testkit.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -239,8 +240,8 @@ static int fbf_test_spawn(fbf_test_peer *p, const char *const *args, const char 
     }
     argv[n] = NULL;
 
-    strcpy(p->out_path, "/tmp/fbf_test_out_XXXXXX");
-    strcpy(p->err_path, "/tmp/fbf_test_err_XXXXXX");
+    fbf_test_temp_name(p->out_path, sizeof p->out_path, "/tmp/fbf_test_out_");
+    fbf_test_temp_name(p->err_path, sizeof p->err_path, "/tmp/fbf_test_err_");
     int ofd = mkstemp(p->out_path);
     int efd = ofd >= 0 ? mkstemp(p->err_path) : -1;
     if (ofd < 0 || efd < 0) {
