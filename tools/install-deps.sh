@@ -3,7 +3,7 @@
 # Idempotent: packages already present are left alone. Run as root (or via sudo).
 set -euo pipefail
 PKGS=(
-  build-essential cmake pkg-config clang
+  build-essential cmake pkg-config
   libzmq3-dev libck-dev libjemalloc-dev libcjson-dev zlib1g-dev
   libcmocka-dev libbenchmark-dev hyperfine gnuplot-nox
 )
