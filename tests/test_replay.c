@@ -7,8 +7,8 @@
  *     check the replayer makes (exit 2 and the precise message), a silent
  *     one (timeout), dying ones (exit status), an idle one (deadlock, 3);
  *   - against fastbf itself, in process and as a spawned process: the worked
- *     example under FCFS, EASY and conservative, rejection of oversized jobs,
- *     and full replays of the real traces under each policy.
+ *     example under FCFS, EASY and conservative, rejection of oversized jobs.
+ * Full replays of the real traces live in test_replay_traces.c.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -564,44 +564,6 @@ static void test_oversized_job_rejected(void **state)
     assert_true(isnan(fbf_test_replay_csv(out, "2", START))); /* not in out_jobs.csv */
 }
 
-static void replay_trace(const char *path, double jobs, double skipped)
-{
-    static const char *const policies[] = {"fcfs", "easy", "conservative"};
-    for (int i = 0; i < 3; i++) {
-        const char *out = fbf_test_tmp_path("trace-%s", policies[i]);
-        char *err = NULL, *so = NULL;
-        int rc = fbf_test_replay_run((const char *const[]){"--inproc", "--policy", policies[i],
-                                                           "--out", out, path, NULL},
-                                     TIMEOUT_MS * 2, &so, &err);
-        if (rc != 0)
-            fail_msg("%s under %s: exit %d: %s", path, policies[i], rc, err);
-        print_message("%s, %s:\n%s", path, policies[i], so);
-        free(err);
-        free(so);
-        assert_true(fbf_test_replay_summary(out, "jobs.in_workload") == jobs);
-        assert_true(fbf_test_replay_summary(out, "jobs.submitted") == jobs);
-        assert_true(fbf_test_replay_summary(out, "jobs.completed") == jobs);
-        assert_true(fbf_test_replay_summary(out, "jobs.rejected") == 0);
-        assert_true(fbf_test_replay_summary(out, "jobs.killed") == 0);
-        assert_true(fbf_test_replay_summary(out, "jobs.skipped") == skipped);
-    }
-}
-
-static void test_kth_trace_all_policies(void **state)
-{
-    (void)state;
-    replay_trace(FBF_SOURCE_DIR "/data/KTH-SP2-1996-2.1-cln.swf.gz", 28475, 1);
-}
-
-static void test_ctc_trace_all_policies(void **state)
-{
-    (void)state;
-    const char *ctc = FBF_SOURCE_DIR "/../shared/workloads/CTC-SP2-1996-3.1-cln.swf.gz";
-    if (access(ctc, R_OK) != 0)
-        skip();
-    replay_trace(ctc, 77222, 0);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -620,8 +582,6 @@ int main(void)
         cmocka_unit_test(test_workload_prefixes),
         cmocka_unit_test(test_scheduler_after_the_end),
         cmocka_unit_test(test_oversized_job_rejected),
-        cmocka_unit_test(test_kth_trace_all_policies),
-        cmocka_unit_test(test_ctc_trace_all_policies),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
 }
