@@ -103,22 +103,34 @@ static int check_begins(const ctx *c, const cJSON *d)
     return 0;
 }
 
-static int check_job_desc(const ctx *c, const cJSON *job, const char *where, const char *id)
+/* Field names are spelled out only on the error path: this runs for
+ * every submission, and formatting them eagerly showed in profiles. */
+static int bad_job_field(const ctx *c, const char *where, const char *field, const char *want,
+                         const cJSON *got)
 {
     char f[96];
-    snprintf(f, sizeof f, "%s.res", where);
-    NEED(is_int(get(job, "res")), f, "an integer", get(job, "res"));
-    snprintf(f, sizeof f, "%s.walltime", where);
-    OPTIONAL(job, "walltime", cJSON_IsNumber, f, "a number");
-    snprintf(f, sizeof f, "%s.subtime", where);
-    OPTIONAL(job, "subtime", cJSON_IsNumber, f, "a number");
+    snprintf(f, sizeof f, "%s.%s", where, field);
+    return bad(c, f, want, got);
+}
+
+static int check_job_desc(const ctx *c, const cJSON *job, const char *where, const char *id)
+{
+    const cJSON *res = get(job, "res");
+    if (!is_int(res))
+        return bad_job_field(c, where, "res", "an integer", res);
+    const cJSON *v = get(job, "walltime");
+    if (v && !cJSON_IsNumber(v))
+        return bad_job_field(c, where, "walltime", "a number", v);
+    v = get(job, "subtime");
+    if (v && !cJSON_IsNumber(v))
+        return bad_job_field(c, where, "subtime", "a number", v);
     const cJSON *jid = get(job, "id");
     if (jid && id) {
-        snprintf(f, sizeof f, "%s.id", where);
-        NEED(cJSON_IsString(jid), f, "a string", jid);
+        if (!cJSON_IsString(jid))
+            return bad_job_field(c, where, "id", "a string", jid);
         if (strcmp(jid->valuestring, id) != 0)
-            return fbf_errorf(c->err, -EPROTO, "event %d (%s): %s: \"%s\" differs from job_id "
-                              "\"%s\"", c->index, c->type, f, jid->valuestring, id);
+            return fbf_errorf(c->err, -EPROTO, "event %d (%s): %s.id: \"%s\" differs from "
+                              "job_id \"%s\"", c->index, c->type, where, jid->valuestring, id);
     }
     return 0;
 }
@@ -291,11 +303,14 @@ static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *
                       c->type);
 }
 
-int fbf_bv4_check(const char *text, size_t len, bool begun, cJSON **root, fbf_error *err)
+int fbf_bv4_check(fbf_json_arena *arena, const char *text, size_t len, bool begun, cJSON **root,
+                  fbf_error *err)
 {
     *root = NULL;
     const char *end = NULL;
-    cJSON *r = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    cJSON *r = fbf_json_arena_parse(arena, text, len, &end);
+    if (!r && errno == ENOMEM)
+        return fbf_errorf(err, -ENOMEM, "out of memory parsing a message of %zu bytes", len);
     if (!r) {
         const char *at = cJSON_GetErrorPtr();
         long off = at && at >= text && at <= text + len ? (long)(at - text) : -1;
@@ -304,11 +319,9 @@ int fbf_bv4_check(const char *text, size_t len, bool begun, cJSON **root, fbf_er
     while (end && end < text + len && (*end == ' ' || *end == '\n' || *end == '\r' ||
                                        *end == '\t'))
         end++;
-    if (end && end < text + len && *end) {
-        cJSON_Delete(r);
+    if (end && end < text + len && *end)
         return fbf_errorf(err, -EPROTO, "malformed JSON message: unexpected bytes after the "
                           "message at byte %ld", (long)(end - text));
-    }
     ctx c = {.index = -1, .type = "message", .err = err};
     int rc = 0;
     const cJSON *now = get(r, "now"), *events = get(r, "events");
@@ -332,10 +345,8 @@ int fbf_bv4_check(const char *text, size_t len, bool begun, cJSON **root, fbf_er
         }
     if (rc == 0 && !begun)
         rc = fbf_errorf(err, -EPROTO, "message: the first message must hold SIMULATION_BEGINS");
-    if (rc < 0) {
-        cJSON_Delete(r);
+    if (rc < 0)
         return rc;
-    }
     *root = r;
     return 0;
 }

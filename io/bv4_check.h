@@ -10,8 +10,9 @@
  * and the field, e.g.
  *   event 2 (JOB_SUBMITTED): data.job.res: expected an integer, got a string
  *
- * Ownership: on success *root is a cJSON tree the caller frees with
- * cJSON_Delete(); on failure nothing is returned.
+ * Ownership: on success *root is a tree inside the given arena, valid
+ * until its next parse (never cJSON_Delete() it); on failure nothing is
+ * returned.
  */
 #ifndef FBF_BV4_CHECK_H
 #define FBF_BV4_CHECK_H
@@ -22,6 +23,7 @@
 
 #include "engine/error.h"
 #include "engine/idset.h"
+#include "io/json_arena.h"
 
 /* The Batsim-to-scheduler events. fbf_bv4_check() records each event's
  * kind in its "type" node, so that later passes need no string compare. */
@@ -46,7 +48,8 @@ static inline fbf_bv4_event fbf_bv4_event_of(const cJSON *ev)
 
 /* begun: whether SIMULATION_BEGINS was already received (it must come
  * first, and only once). */
-int fbf_bv4_check(const char *text, size_t len, bool begun, cJSON **root, fbf_error *err);
+int fbf_bv4_check(fbf_json_arena *arena, const char *text, size_t len, bool begun, cJSON **root,
+                  fbf_error *err);
 
 /* The compute resources of a checked SIMULATION_BEGINS data object: the
  * ids of compute_resources when given, else 0..nb_compute_resources-1

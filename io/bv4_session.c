@@ -32,6 +32,7 @@ struct fbf_bv4_session {
     bool dynamic_jobs;  /* Batsim waits for registration_finished */
     bool notified_registration;
     bool no_more_static, no_more_external;
+    fbf_json_arena *arena; /* holds the request being handled */
     char *reply; /* reused across messages; grows when a reply outgrows it */
     size_t reply_cap;
     unsigned long nb_messages;
@@ -45,8 +46,15 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
         return NULL;
     }
     s->opt = *opt;
+    s->arena = fbf_json_arena_create();
+    if (!s->arena) {
+        free(s);
+        fbf_errorf(err, -ENOMEM, "out of memory");
+        return NULL;
+    }
     s->engine = fbf_engine_create(&opt->engine, err);
     if (!s->engine) {
+        fbf_json_arena_destroy(s->arena);
         free(s);
         return NULL;
     }
@@ -58,6 +66,7 @@ void fbf_bv4_session_destroy(fbf_bv4_session *s)
     if (!s)
         return;
     fbf_engine_destroy(s->engine);
+    fbf_json_arena_destroy(s->arena);
     free(s->reply);
     free(s);
 }
@@ -228,11 +237,26 @@ static void fill_answers(fbf_bv4_session *s, cJSON *answers)
 
 /* The shortest text that reads back as exactly t. Every timestamp of a
  * reply is its `now`, so it is formatted once per reply and added as raw
- * text: cJSON's own number printer round-trips through sscanf each time. */
+ * text: cJSON's own number printer round-trips through sscanf each time.
+ * Whole seconds, the common case of trace-driven runs, skip printf, whose
+ * floating-point path costs more than the rest of a small reply. */
 static void format_time(double t, char *buf, size_t cap)
 {
-    if (t == floor(t) && fabs(t) < 1e15) {
-        snprintf(buf, cap, "%.0f", t);
+    if (t == floor(t) && fabs(t) < 1e15 && cap >= 20) {
+        long long v = (long long)t;
+        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+        char tmp[20];
+        size_t n = 0;
+        do {
+            tmp[n++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        size_t o = 0;
+        if (v < 0)
+            buf[o++] = '-';
+        while (n)
+            buf[o++] = tmp[--n];
+        buf[o] = '\0';
         return;
     }
     snprintf(buf, cap, "%.15g", t);
@@ -337,7 +361,7 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
     if (s->ended)
         return fbf_errorf(err, -EPROTO, "message received after SIMULATION_ENDS");
     cJSON *root = NULL;
-    int rc = fbf_bv4_check(req, len, s->begun, &root, err);
+    int rc = fbf_bv4_check(s->arena, req, len, s->begun, &root, err);
     if (rc < 0)
         return rc;
     s->begun = true;
@@ -357,7 +381,7 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
         if (build_reply(s, answers, &out) < 0)
             rc = fbf_errorf(err, -ENOMEM, "out of memory building the reply");
     }
-    cJSON_Delete(root);
+    fbf_json_arena_release(s->arena); /* root is dead from here */
     cJSON_Delete(answers);
     if (rc == 0) {
         rc = print_reply(s, out);

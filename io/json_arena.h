@@ -1,0 +1,51 @@
+/*
+ * json_arena: cJSON trees parsed into one region and dropped all at once.
+ *
+ * A Batsim request becomes a few dozen cJSON nodes and strings per event;
+ * allocating and freeing each one separately cost about a fifth of a
+ * small exchange. Parsing through an arena turns those into pointer bumps,
+ * and the whole tree goes away when the next message is parsed.
+ *
+ * Contract:
+ *  - fbf_json_arena_parse() returns a tree that stays valid until the next
+ *    parse into the same arena or its destruction. Never pass it, or any
+ *    node of it, to cJSON_Delete(); detach nothing from it either.
+ *  - The arena installs cJSON allocation hooks once per process. Outside
+ *    an arena parse they are plain malloc/free, so every other cJSON use
+ *    in the process behaves as before (cJSON then grows printed buffers by
+ *    malloc and copy instead of realloc).
+ *  - One arena belongs to one thread at a time; different arenas may parse
+ *    on different threads at once.
+ *  - Memory: the arena keeps one block sized to the largest recent
+ *    message, but gives back blocks above FBF_JSON_ARENA_KEEP bytes after
+ *    each parse, so a single huge message does not stay resident.
+ */
+#ifndef FBF_JSON_ARENA_H
+#define FBF_JSON_ARENA_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#define FBF_JSON_ARENA_KEEP ((size_t)4 << 20)
+
+typedef struct fbf_json_arena fbf_json_arena;
+
+/* NULL when out of memory. */
+fbf_json_arena *fbf_json_arena_create(void);
+void fbf_json_arena_destroy(fbf_json_arena *a);
+
+/* Parses exactly len bytes of text (not NUL-terminated) into the arena,
+ * dropping the previous tree. As cJSON_ParseWithLengthOpts without the
+ * NUL requirement: NULL with errno EINVAL on malformed JSON (then
+ * cJSON_GetErrorPtr() tells where) or ENOMEM; *end, when end is not NULL,
+ * is set just past the parsed value. */
+cJSON *fbf_json_arena_parse(fbf_json_arena *a, const char *text, size_t len, const char **end);
+
+/* Ends the current tree's life early, giving back blocks above the keep
+ * limit; the arena stays usable. */
+void fbf_json_arena_release(fbf_json_arena *a);
+
+/* Bytes of blocks the arena holds now. */
+size_t fbf_json_arena_footprint(const fbf_json_arena *a);
+
+#endif
