@@ -12,7 +12,9 @@
  *   - every RUNNING job has one live entry in the running heap (stale
  *     entries of ended jobs are dropped lazily when they surface).
  * Jobs go to partition seq % workers, so partitions stay balanced whatever
- * the arrival pattern.
+ * the arrival pattern. With kill_after, jobs are killed in the order they
+ * started (the deadline is start + a constant), so a FIFO of started jobs
+ * replaces a heap.
  */
 #include "engine/engine.h"
 
@@ -63,7 +65,9 @@ struct fbf_engine {
     heap_item *heap;
     size_t heap_n, heap_cap;
 
-    fbf_hvec rejects, execs;
+    fbf_hvec rejects, execs, kills;
+    fbf_hvec started; /* kill_after: started jobs, oldest from started_head */
+    size_t started_head;
     double cml;
     fbf_decision *dec;
     size_t dec_n, dec_cap;
@@ -100,9 +104,10 @@ static void apply_msg(void *ctx, unsigned w, uint64_t msg)
 fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
 {
     if (!cfg || !cfg->policy || cfg->workers < 1 || cfg->workers > 256 ||
-        cfg->reservation_depth < 1) {
+        cfg->reservation_depth < 1 || !(cfg->kill_after >= 0) || isinf(cfg->kill_after)) {
         fbf_errorf(err, -EINVAL, "engine: invalid configuration (policy required, "
-                                 "1 <= workers <= 256, reservation depth >= 1)");
+                                 "1 <= workers <= 256, reservation depth >= 1, "
+                                 "kill delay finite and >= 0)");
         errno = EINVAL;
         return NULL;
     }
@@ -160,6 +165,8 @@ void fbf_engine_destroy(fbf_engine *e)
     free(e->heap);
     fbf_hvec_fini(&e->rejects);
     fbf_hvec_fini(&e->execs);
+    fbf_hvec_fini(&e->kills);
+    fbf_hvec_fini(&e->started);
     free(e->dec);
     free(e);
 }
@@ -188,7 +195,7 @@ int fbf_engine_begin(fbf_engine *e, double now, fbf_error *err)
                           e->now);
     e->now = now;
     e->any_ended = false;
-    e->rejects.n = e->execs.n = 0;
+    e->rejects.n = e->execs.n = e->kills.n = 0;
     e->cml = NAN;
     e->dec_n = 0;
     return 0;
@@ -310,6 +317,39 @@ static int push_decision(fbf_engine *e, fbf_decision d)
     return 0;
 }
 
+/* kill_after: kills the jobs whose time is up, and sets *next to when the
+ * next one is due (NAN if none), for a CALL_ME_LATER. */
+static int due_kills(fbf_engine *e, double *next)
+{
+    fbf_hvec *q = &e->started;
+    *next = NAN;
+    while (e->started_head < q->n) {
+        fbf_job *j = fbf_jobs_get(e->jobs, q->v[e->started_head]);
+        if (j->state == FBF_JOB_RUNNING && !j->kill_sent) {
+            double due = j->start + e->cfg.kill_after;
+            if (due > e->now) {
+                *next = due;
+                return 0;
+            }
+            if (fbf_hvec_push(&e->kills, q->v[e->started_head]) < 0)
+                return -ENOMEM;
+            j->kill_sent = 1;
+        }
+        e->started_head++;
+    }
+    return 0;
+}
+
+static void compact_started(fbf_engine *e)
+{
+    fbf_hvec *q = &e->started;
+    if (e->started_head < 1024 || e->started_head * 2 < q->n)
+        return;
+    memmove(q->v, q->v + e->started_head, (q->n - e->started_head) * sizeof *q->v);
+    q->n -= e->started_head;
+    e->started_head = 0;
+}
+
 int fbf_engine_decide(fbf_engine *e, fbf_error *err)
 {
     fbf_pool_sync(e->pool, INLINE_SYNC_BELOW); /* every submission is in its partition */
@@ -318,10 +358,19 @@ int fbf_engine_decide(fbf_engine *e, fbf_error *err)
         if (rc < 0)
             return rc;
     }
-    /* D0 reply order: rejections, starts, then the call. */
+    if (e->cfg.kill_after > 0) {
+        double next;
+        if (due_kills(e, &next) < 0)
+            return fbf_errorf(err, -ENOMEM, "out of memory");
+        compact_started(e);
+        e->cml = fmin(e->cml, next); /* fmin ignores a NAN side */
+    }
+    /* D0 reply order: rejections, kills, starts, then the call. */
     int rc = 0;
     for (size_t i = 0; i < e->rejects.n && rc == 0; i++)
         rc = push_decision(e, (fbf_decision){FBF_DEC_REJECT, e->rejects.v[i], NAN});
+    for (size_t i = 0; i < e->kills.n && rc == 0; i++)
+        rc = push_decision(e, (fbf_decision){FBF_DEC_KILL, e->kills.v[i], NAN});
     for (size_t i = 0; i < e->execs.n && rc == 0; i++)
         rc = push_decision(e, (fbf_decision){FBF_DEC_EXECUTE, e->execs.v[i], NAN});
     if (rc == 0 && !isnan(e->cml))
@@ -486,7 +535,8 @@ int fbf_sched_start(fbf_sched *s, fbf_job_h h, fbf_start_reason why, fbf_error *
                           j->id, j->res, s->nb_free);
     if (fbf_idset_take_lowest(&s->free_set, j->res, &j->alloc) < 0 ||
         heap_push(s, j->walltime < 0 ? INFINITY : s->now + j->walltime, h) < 0 ||
-        fbf_hvec_push(&s->execs, h) < 0)
+        fbf_hvec_push(&s->execs, h) < 0 ||
+        (s->cfg.kill_after > 0 && fbf_hvec_push(&s->started, h) < 0))
         return fbf_errorf(err, -ENOMEM, "out of memory starting job %s", j->id);
     fbf_partition_unlink(&s->parts[j->part], s->jobs, h);
     j->state = FBF_JOB_RUNNING;

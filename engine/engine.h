@@ -11,6 +11,8 @@
  *
  * Jobs are named by their protocol id ("w0!17"); the engine maps each to a
  * compact handle (fbf_job_h) that stays valid for the engine's lifetime.
+ * A killed job is reported like a completed one (fbf_engine_complete):
+ * either way its resources are free again.
  *
  * The engine owns a pool of worker threads (config.workers) over which the
  * waiting jobs are partitioned; see engine/pool.h for who owns what when.
@@ -52,17 +54,23 @@ typedef struct fbf_engine_config {
     const fbf_policy_ops *policy; /* required */
     int64_t reservation_depth;    /* for the backfilling family; >= 1 */
     unsigned workers;             /* >= 1 */
+    /* > 0: every job is killed this many seconds after it started (a
+     * KILL_JOB decision, then CALL_ME_LATER to be woken for the next one),
+     * as Batsim's "killer" test schedulers do; 0: never. Its resources
+     * stay busy until the kill is reported (fbf_engine_complete). */
+    double kill_after;
 } fbf_engine_config;
 
 typedef enum fbf_decision_kind {
     FBF_DEC_REJECT = 1,
     FBF_DEC_EXECUTE,
     FBF_DEC_CALL_ME_LATER,
+    FBF_DEC_KILL,
 } fbf_decision_kind;
 
 typedef struct fbf_decision {
     fbf_decision_kind kind;
-    fbf_job_h job;  /* REJECT, EXECUTE */
+    fbf_job_h job;  /* REJECT, EXECUTE, KILL */
     double at;      /* CALL_ME_LATER: the requested time */
 } fbf_decision;
 
@@ -109,7 +117,8 @@ int fbf_engine_complete(fbf_engine *e, const char *id, fbf_error *err);
 /* Runs the one scheduling pass of this decision point. */
 int fbf_engine_decide(fbf_engine *e, fbf_error *err);
 
-/* The decisions of the current decision point, in D0 reply order. */
+/* The decisions of the current decision point, in D0 reply order
+ * (REJECT, then KILL, then EXECUTE, then CALL_ME_LATER). */
 const fbf_decision *fbf_engine_decisions(const fbf_engine *e, size_t *n);
 
 /* Estimated start of a hypothetical job (res, walltime) submitted now,

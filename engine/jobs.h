@@ -35,6 +35,7 @@ typedef struct fbf_job {
     fbf_job_h prev, next; /* links in the owning partition's queue */
     uint8_t state;        /* fbf_job_state */
     uint8_t reason;       /* fbf_start_reason */
+    uint8_t kill_sent;    /* a KILL decision went out for it */
     uint16_t part;        /* partition (worker) owning it while waiting */
 } fbf_job;
 

@@ -218,7 +218,7 @@ static fbf_engine *mk_engine(const char *policy, unsigned workers, const char *p
 {
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
     assert_non_null(pe);
-    fbf_engine_config cfg = {pe->ops, pe->default_depth, workers};
+    fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth, .workers = workers};
     fbf_error err;
     fbf_engine *e = fbf_engine_create(&cfg, &err);
     assert_non_null(e);
@@ -247,8 +247,10 @@ static void test_engine_errors(void **state)
     fbf_error err;
     const fbf_policy_entry *pe = fbf_policy_lookup("easy");
     assert_null(fbf_policy_lookup("nope"));
-    fbf_engine_config bad[] = {{NULL, 1, 1}, {pe->ops, 1, 0}, {pe->ops, 0, 1}, {pe->ops, 1, 257}};
-    for (int k = 0; k < 4; k++)
+    fbf_engine_config bad[] = {{NULL, 1, 1, 0},       {pe->ops, 1, 0, 0},   {pe->ops, 0, 1, 0},
+                               {pe->ops, 1, 257, 0},   {pe->ops, 1, 1, -1}, {pe->ops, 1, 1, NAN},
+                               {pe->ops, 1, 1, INFINITY}};
+    for (int k = 0; k < 7; k++)
         assert_null(fbf_engine_create(&bad[k], &err));
     fbf_engine_destroy(NULL);
     fbf_engine *e = mk_engine("fcfs", 2, NULL);
@@ -366,11 +368,51 @@ static const fbf_policy_ops test_ops = {
     .name = "test", .needs_walltime = true, .create = t_create, .destroy = t_destroy,
     .decide = t_decide, .estimate = t_estimate};
 
+/* kill_after: each job is killed kill_after seconds after it started, in
+ * start order; the engine asks to be woken for the next kill; the job's
+ * resources stay busy until the kill is reported, and a kill frees them
+ * like an early completion (conservative compresses its reservations). */
+static void test_kill_after(void **state)
+{
+    (void)state;
+    const fbf_policy_entry *pe = fbf_policy_lookup("conservative");
+    fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth,
+                             .workers = 2, .kill_after = 5};
+    fbf_error err;
+    fbf_engine *e = fbf_engine_create(&cfg, &err);
+    assert_non_null(e);
+    fbf_idset s;
+    fbf_idset_init(&s);
+    fbf_test_idset_parse(&s, "0-3");
+    assert_int_equal(fbf_engine_set_platform(e, &s, &err), 0);
+    fbf_idset_fini(&s);
+
+    fbf_test_begin(e, 0);
+    fbf_test_submit(e, "a", 4, 100);
+    fbf_test_submit(e, "b", 2, 10); /* reserved at 100 behind a */
+    fbf_test_decide(e, "E:a C:5");
+    assert_true(fbf_engine_job_reservation(e, fbf_engine_find(e, "b")) == 100);
+    fbf_test_begin(e, 3); /* woken early: nothing due yet */
+    fbf_test_decide(e, "C:5");
+    fbf_test_begin(e, 5);
+    fbf_test_decide(e, "K:a"); /* a is killed, but still holds its resources */
+    assert_int_equal(fbf_engine_nb_free(e), 0);
+    fbf_test_begin(e, 5);
+    fbf_test_decide(e, ""); /* never killed twice */
+    fbf_test_begin(e, 5);
+    fbf_test_complete(e, "a"); /* JOB_KILLED */
+    fbf_test_decide(e, "E:b C:10"); /* compression moved b from 100 to now */
+    fbf_test_begin(e, 7);
+    fbf_test_complete(e, "b"); /* b ended on its own before its kill */
+    fbf_test_decide(e, "");
+    fbf_engine_destroy(e);
+}
+
 static void test_reply_order(void **state)
 {
     (void)state;
     fbf_error err;
-    fbf_engine_config cfg = {&test_ops, 1, 2};
+    fbf_engine_config cfg = {.policy = &test_ops, .reservation_depth = 1, .workers = 2};
     fbf_engine *e = fbf_engine_create(&cfg, &err);
     assert_non_null(e);
     fbf_idset s;
@@ -488,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_engine_errors),
         cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_reply_order),
+        cmocka_unit_test(test_kill_after),
         cmocka_unit_test(test_lowest_resources),
         cmocka_unit_test(test_many_submissions),
     };

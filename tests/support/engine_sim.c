@@ -24,7 +24,9 @@ fbf_engine *fbf_test_sim_engine(const char *policy, int64_t depth, unsigned work
 {
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
     assert_non_null(pe);
-    fbf_engine_config cfg = {pe->ops, depth ? depth : pe->default_depth, workers};
+    fbf_engine_config cfg = {.policy = pe->ops,
+                             .reservation_depth = depth ? depth : pe->default_depth,
+                             .workers = workers};
     fbf_error err;
     fbf_engine *e = fbf_engine_create(&cfg, &err);
     assert_non_null(e);

@@ -103,7 +103,8 @@ void fbf_test_decide(fbf_engine *e, const char *want)
             snprintf(got + len, sizeof got - len, "%sC:%g", sep, d[k].at);
         else
             snprintf(got + len, sizeof got - len, "%s%c:%s", sep,
-                     d[k].kind == FBF_DEC_EXECUTE ? 'E' : 'R', fbf_engine_job_id(e, d[k].job));
+                     d[k].kind == FBF_DEC_EXECUTE ? 'E' : d[k].kind == FBF_DEC_KILL ? 'K' : 'R',
+                     fbf_engine_job_id(e, d[k].job));
     }
     if (strcmp(got, want) != 0)
         fail_msg("at %g: decisions \"%s\", expected \"%s\"", fbf_engine_now(e), got, want);
