@@ -166,13 +166,76 @@ static int check_completed(const ctx *c, const cJSON *d)
     return 0;
 }
 
+/* Sequence profiles nest; deeper than this is taken for garbage rather
+ * than recursed into. */
+#define MAX_PROGRESS_DEPTH 64
+
+/* One job's progress: {"profile", "progress" in [0, 1]} for a simple
+ * profile, {"profile", "current_task_index" >= 0, "current_task": <the
+ * same, recursively>} for a sequence. `path` names the object in errors. */
+static int check_progress(const ctx *c, const cJSON *p, char *path, size_t cap, int depth)
+{
+    size_t len = strlen(path);
+    if (!cJSON_IsObject(p))
+        return bad(c, path, "an object", p);
+    if (depth > MAX_PROGRESS_DEPTH)
+        return fbf_errorf(c->err, -EPROTO, "event %d (%s): %s: sequences nested deeper than %d",
+                          c->index, c->type, path, MAX_PROGRESS_DEPTH);
+    const cJSON *v = get(p, "profile");
+    if (!cJSON_IsString(v)) {
+        snprintf(path + len, cap - len, ".profile");
+        return bad(c, path, "a string", v);
+    }
+    const cJSON *task = get(p, "current_task");
+    if (!task) {
+        v = get(p, "progress");
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1)) {
+            snprintf(path + len, cap - len, ".progress");
+            return bad(c, path, "a number in [0, 1]", v);
+        }
+        return 0;
+    }
+    v = get(p, "current_task_index");
+    if (!is_int(v) || v->valuedouble < 0) {
+        snprintf(path + len, cap - len, ".current_task_index");
+        return bad(c, path, "an integer >= 0", v);
+    }
+    snprintf(path + len, cap - len, ".current_task");
+    return check_progress(c, task, path, cap, depth + 1);
+}
+
 static int check_killed(const ctx *c, const cJSON *d)
 {
     const cJSON *ids = get(d, "job_ids");
     NEED(cJSON_IsArray(ids), "data.job_ids", "an array", ids);
     const cJSON *id;
     cJSON_ArrayForEach(id, ids) NEED(cJSON_IsString(id), "data.job_ids[]", "a string", id);
-    OPTIONAL(d, "job_progress", cJSON_IsObject, "data.job_progress", "an object");
+    const cJSON *prog = get(d, "job_progress");
+    if (!prog)
+        return 0;
+    NEED(cJSON_IsObject(prog), "data.job_progress", "an object", prog);
+    const cJSON *p, *cursor = ids->child;
+    cJSON_ArrayForEach(p, prog)
+    {
+        /* Batsim lists progress in job_ids order: searching on from the
+         * last match (wrapping around once) keeps that case linear. */
+        bool listed = false;
+        for (const cJSON *start = cursor; cursor && !listed;) {
+            listed = strcmp(cursor->valuestring, p->string) == 0;
+            cursor = cursor->next ? cursor->next : ids->child;
+            if (cursor == start)
+                break;
+        }
+        if (!listed)
+            return fbf_errorf(c->err, -EPROTO,
+                              "event %d (%s): data.job_progress: job %s is not in data.job_ids",
+                              c->index, c->type, p->string);
+        char path[512];
+        snprintf(path, sizeof path, "data.job_progress.%.100s", p->string);
+        int rc = check_progress(c, p, path, sizeof path, 0);
+        if (rc < 0)
+            return rc;
+    }
     return 0;
 }
 

@@ -32,6 +32,7 @@ struct fbf_bv4_session {
     bool dynamic_jobs;  /* Batsim waits for registration_finished */
     bool notified_registration;
     bool no_more_static, no_more_external;
+    double last_call; /* the latest CALL_ME_LATER sent, NAN before any */
     fbf_json_arena *arena; /* holds the request being handled */
     char *reply; /* reused across messages; grows when a reply outgrows it */
     size_t reply_cap;
@@ -46,6 +47,7 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
         return NULL;
     }
     s->opt = *opt;
+    s->last_call = NAN;
     s->arena = fbf_json_arena_create();
     if (!s->arena) {
         free(s);
@@ -146,8 +148,32 @@ static int on_completed(fbf_bv4_session *s, const char *field, const char *id,
     return rc < 0 ? fbf_errorf(err, rc, "%s: %s", field, inner.text) : 0;
 }
 
+/* --verbose: how far a killed job got, down its nested sequences, e.g.
+ * "task 2 > task 3 > 75%". */
+static void log_progress(fbf_bv4_session *s, const char *id, const cJSON *p)
+{
+    char text[256];
+    size_t len = 0;
+    for (; p && len < sizeof text - 32; p = cJSON_GetObjectItemCaseSensitive(p, "current_task")) {
+        const cJSON *idx = cJSON_GetObjectItemCaseSensitive(p, "current_task_index");
+        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(p, "progress");
+        if (idx)
+            len += (size_t)snprintf(text + len, sizeof text - len, "task %.0f > ",
+                                    idx->valuedouble);
+        else if (pr)
+            len += (size_t)snprintf(text + len, sizeof text - len, "%.1f%%",
+                                    pr->valuedouble * 100);
+    }
+    fprintf(s->opt.log, "fastbf: job %s killed at %s\n", id, len ? text : "an unknown point");
+}
+
 static int on_killed(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
 {
+    if (s->opt.log) {
+        const cJSON *p;
+        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(data, "job_progress"))
+            log_progress(s, p->string, p);
+    }
     const cJSON *id;
     cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(data, "job_ids"))
     {
@@ -279,6 +305,24 @@ static int add_event(cJSON *events, const char *now, const char *type, cJSON *da
     return 0;
 }
 
+/* tag_starts: why the job started, as SET_JOB_METADATA text. */
+static int add_start_tag(fbf_bv4_session *s, cJSON *events, const char *now, fbf_job_h j)
+{
+    char meta[64];
+    switch (fbf_engine_job_start_reason(s->engine, j)) {
+    case FBF_START_BACKFILLED: snprintf(meta, sizeof meta, "reason=backfilled"); break;
+    case FBF_START_RESERVATION: snprintf(meta, sizeof meta, "reason=reservation rsv=%s", now); break;
+    default: snprintf(meta, sizeof meta, "reason=head"); break;
+    }
+    cJSON *data = cJSON_CreateObject();
+    if (data && (!cJSON_AddStringToObject(data, "job_id", fbf_engine_job_id(s->engine, j)) ||
+                 !cJSON_AddStringToObject(data, "metadata", meta))) {
+        cJSON_Delete(data);
+        return -ENOMEM;
+    }
+    return add_event(events, now, "SET_JOB_METADATA", data);
+}
+
 static int build_reply(fbf_bv4_session *s, cJSON *answers, cJSON **out)
 {
     char now[32];
@@ -299,13 +343,34 @@ static int build_reply(fbf_bv4_session *s, cJSON *answers, cJSON **out)
     size_t n;
     const fbf_decision *d = fbf_engine_decisions(s->engine, &n);
     int rc = 0;
+    cJSON *kill_ids = NULL; /* every kill of the reply goes in one KILL_JOB */
     for (size_t i = 0; i < n && rc == 0; i++) {
-        cJSON *data = cJSON_CreateObject();
+        cJSON *data;
+        if (d[i].kind == FBF_DEC_KILL) {
+            if (!kill_ids) {
+                data = cJSON_CreateObject();
+                kill_ids = cJSON_AddArrayToObject(data, "job_ids");
+                rc = add_event(events, now, "KILL_JOB", data);
+                if (rc < 0 || !kill_ids)
+                    break;
+            }
+            cJSON *id = cJSON_CreateString(fbf_engine_job_id(s->engine, d[i].job));
+            if (!id || !cJSON_AddItemToArray(kill_ids, id))
+                rc = -ENOMEM;
+            continue;
+        }
         if (d[i].kind == FBF_DEC_CALL_ME_LATER) {
+            /* Batsim wakes the scheduler once per request: asking again
+             * for a time still to come would only double the wake-up. */
+            if (d[i].at == s->last_call && d[i].at > fbf_engine_now(s->engine))
+                continue;
+            s->last_call = d[i].at;
+            data = cJSON_CreateObject();
             cJSON_AddNumberToObject(data, "timestamp", d[i].at);
             rc = add_event(events, now, "CALL_ME_LATER", data);
             continue;
         }
+        data = cJSON_CreateObject();
         cJSON_AddStringToObject(data, "job_id", fbf_engine_job_id(s->engine, d[i].job));
         if (d[i].kind == FBF_DEC_REJECT) {
             rc = add_event(events, now, "REJECT_JOB", data);
@@ -319,6 +384,8 @@ static int build_reply(fbf_bv4_session *s, cJSON *answers, cJSON **out)
             rc = add_event(events, now, "EXECUTE_JOB", data);
         else
             cJSON_Delete(data);
+        if (rc == 0 && s->opt.tag_starts)
+            rc = add_start_tag(s, events, now, d[i].job);
     }
     /* fastbf registers no job: tell Batsim at once so it can end. */
     if (rc == 0 && s->dynamic_jobs && !s->notified_registration) {

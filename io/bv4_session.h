@@ -38,6 +38,11 @@ typedef struct fbf_bv4_session fbf_bv4_session;
 typedef struct fbf_bv4_options {
     fbf_engine_config engine;
     FILE *log;    /* where --verbose lines go; NULL = silent */
+    /* Follow every EXECUTE_JOB with a SET_JOB_METADATA saying why the job
+     * started: "reason=head" (FCFS order), "reason=backfilled" (ahead of
+     * an earlier waiting job) or "reason=reservation rsv=T" (its
+     * conservative reservation came due at T). */
+    bool tag_starts;
 } fbf_bv4_options;
 
 /* Returned by fbf_bv4_session_handle() once SIMULATION_ENDS was handled:

@@ -318,6 +318,47 @@ static void test_killed_and_ignored_events(void **state)
     fbf_bv4_session_destroy(s);
 }
 
+/* --kill-after: one KILL_JOB per reply listing every job due, between the
+ * rejections and the starts; the killed job's resources come back with
+ * JOB_KILLED (nested sequence progress accepted), and a job that ended on
+ * its own before its kill is never killed. */
+static void test_kill_after(void **state)
+{
+    fbf_bv4_session *s = fbf_test_bv4_session_opts("easy", 1, 10, false);
+    ok(s, BEGINS(4, ""), "");
+    ok(s, M("{'now':0,'events':[%s,%s,%s]}", SUB(0, "w0!1", 2, 100), SUB(0, "w0!2", 2, 100),
+            SUB(0, "w0!3", 4, 5)),
+       "EXECUTE_JOB w0!1 0-1|EXECUTE_JOB w0!2 2-3|CALL_ME_LATER 10");
+    /* The call at 10 is already asked for: not asked again. */
+    ok(s, M("{'now':5,'events':[%s]}", SUB(5, "w0!9", 0, 5)), "REJECT_JOB w0!9");
+    ok(s, M("{'now':10,'events':[%s,{'timestamp':10,'type':'REQUESTED_CALL','data':{}}]}",
+            SUB(10, "w0!4", 0, 5)),
+       "REJECT_JOB w0!4|KILL_JOB w0!1 w0!2");
+    ok(s,
+       M("{'now':10,'events':[{'timestamp':10,'type':'JOB_KILLED','data':{'job_ids':['w0!1',"
+         "'w0!2'],'job_progress':{'w0!1':{'profile':'p','progress':0.1},'w0!2':{'profile':"
+         "'seq','current_task_index':2,'current_task':{'profile':'inner',"
+         "'current_task_index':0,'current_task':{'profile':'p','progress':0.75}}}}}}]}"),
+       "EXECUTE_JOB w0!3 0-3|CALL_ME_LATER 20");
+    ok(s, M("{'now':15,'events':[%s]}", DONE(15, "w0!3", "0-3")), "");
+    ok(s, M("{'now':20,'events':[{'timestamp':20,'type':'REQUESTED_CALL','data':{}}]}"), "");
+    fbf_bv4_session_destroy(s);
+}
+
+/* --tag-starts: every EXECUTE_JOB is followed by its SET_JOB_METADATA. */
+static void test_tag_starts(void **state)
+{
+    fbf_bv4_session *s = fbf_test_bv4_session_opts("conservative", 1, 0, true);
+    ok(s, BEGINS(4, ""), "");
+    ok(s, M("{'now':0,'events':[%s,%s,%s]}", SUB(0, "w0!1", 2, 10), SUB(0, "w0!2", 4, 5),
+            SUB(0, "w0!3", 2, 5)),
+       "EXECUTE_JOB w0!1 0-1|SET_JOB_METADATA w0!1 reason=head|"
+       "EXECUTE_JOB w0!3 2-3|SET_JOB_METADATA w0!3 reason=backfilled");
+    ok(s, M("{'now':10,'events':[%s,%s]}", DONE(5, "w0!3", "2-3"), DONE(10, "w0!1", "0-1")),
+       "EXECUTE_JOB w0!2 0-3|SET_JOB_METADATA w0!2 reason=reservation rsv=10");
+    fbf_bv4_session_destroy(s);
+}
+
 /* ---- QUERY estimate_waiting_time --------------------------------------- */
 
 static const char *QUERY(double now, const char *id, int res, double wall)
@@ -421,6 +462,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_observed_sequence),
         cmocka_unit_test(test_observed_begins_then_ends),
+        cmocka_unit_test(test_kill_after),
+        cmocka_unit_test(test_tag_starts),
         cmocka_unit_test(test_nested_config_accepted),
         cmocka_unit_test(test_worked_example_fcfs),
         cmocka_unit_test(test_worked_example_easy),

@@ -230,6 +230,34 @@ static const bad_case bad_cases[] = {
      "event 0 (JOB_KILLED): data.job_ids[]: expected a string, got a number"},
     {L_JOBS, MSG(11, EV(11, "JOB_KILLED", "{'job_ids':['w0!1','w0!9']}")),
      "event 0 (JOB_KILLED): data.job_ids: unknown job w0!9"},
+    {L_JOBS, MSG(11, EV(11, "JOB_KILLED", "{'job_ids':['w0!1'],'job_progress':[]}")),
+     "event 0 (JOB_KILLED): data.job_progress: expected an object, got an array"},
+    {L_JOBS, MSG(11, EV(11, "JOB_KILLED", "{'job_ids':['w0!1'],'job_progress':{'w0!2':"
+                                          "{'profile':'p','progress':0.5}}}")),
+     "event 0 (JOB_KILLED): data.job_progress: job w0!2 is not in data.job_ids"},
+    {L_JOBS, MSG(11, EV(11, "JOB_KILLED", "{'job_ids':['w0!1'],'job_progress':{'w0!1':"
+                                          "{'progress':0.5}}}")),
+     "event 0 (JOB_KILLED): data.job_progress.w0!1.profile: expected a string, got nothing"},
+    {L_JOBS, MSG(11, EV(11, "JOB_KILLED", "{'job_ids':['w0!1'],'job_progress':{'w0!1':"
+                                          "{'profile':'p','progress':1.5}}}")),
+     "event 0 (JOB_KILLED): data.job_progress.w0!1.progress: expected a number in [0, 1], "
+     "got a number"},
+    {L_JOBS, MSG(11, EV(11, "JOB_KILLED", "{'job_ids':['w0!1'],'job_progress':{'w0!1':"
+                                          "{'profile':'s','current_task_index':-1,"
+                                          "'current_task':{}}}}")),
+     "event 0 (JOB_KILLED): data.job_progress.w0!1.current_task_index: expected an integer "
+     ">= 0, got a number"},
+    {L_JOBS, MSG(11, EV(11, "JOB_KILLED", "{'job_ids':['w0!1'],'job_progress':{'w0!1':"
+                                          "{'profile':'s','current_task_index':0,"
+                                          "'current_task':{'profile':'t','current_task_index':1,"
+                                          "'current_task':{'profile':'u'}}}}}")),
+     "event 0 (JOB_KILLED): data.job_progress.w0!1.current_task.current_task.progress: "
+     "expected a number in [0, 1], got nothing"},
+    {L_JOBS, MSG(11, EV(11, "JOB_KILLED", "{'job_ids':['w0!1'],'job_progress':{'w0!1':"
+                                          "{'profile':'s','current_task_index':0,"
+                                          "'current_task':7}}}")),
+     "event 0 (JOB_KILLED): data.job_progress.w0!1.current_task: expected an object, got a "
+     "number"},
     {L_JOBS, MSG(11, EV(11, "JOB_KILLED", "{'job_ids':['w0!2']}")),
      "event 0 (JOB_KILLED): data.job_ids: job w0!2 ended but it is waiting, not running"},
     /* RESOURCE_STATE_CHANGED */

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fastbf [--policy NAME] [--reservation-depth K] [--endpoint URL]\n"
-            "              [--workers N] [--verbose]\n"
+            "              [--workers N] [--kill-after SECONDS] [--tag-starts] [--verbose]\n"
             "       fastbf --help | --version\n"
             "\n"
             "A Batsim v4 decision process (JSON protocol over a ZeroMQ REP socket).\n"
@@ -36,6 +37,10 @@ static void usage(FILE *out)
             "  --endpoint URL           ZeroMQ endpoint to bind (default: %s)\n"
             "  --workers N              worker threads over which waiting jobs are\n"
             "                           partitioned (default: 1; decisions do not depend on N)\n"
+            "  --kill-after SECONDS     kill every job this long after it starts (KILL_JOB),\n"
+            "                           as Batsim's killer test schedulers do (> 0)\n"
+            "  --tag-starts             tag each started job with why it started\n"
+            "                           (SET_JOB_METADATA: reason=head|backfilled|reservation)\n"
             "  --verbose                log each exchange on stderr\n"
             "  --help                   show this help\n"
             "  --version                show the version\n",
@@ -69,13 +74,16 @@ int main(int argc, char **argv)
         {"endpoint", required_argument, NULL, 'e'},
         {"workers", required_argument, NULL, 'w'},
         {"verbose", no_argument, NULL, 'v'},
+        {"kill-after", required_argument, NULL, 'k'},
+        {"tag-starts", no_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     const char *policy = "easy", *endpoint = FBF_ZMQ_DEFAULT_ENDPOINT, *depth_arg = NULL;
     long long workers = 1, depth = 0;
-    bool verbose = false;
+    bool verbose = false, tag_starts = false;
+    double kill_after = 0;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
         switch (c) {
@@ -87,6 +95,15 @@ int main(int argc, char **argv)
                 return bad_usage("--workers: '%s' is not a number from 1 to 256", optarg);
             break;
         case 'v': verbose = true; break;
+        case 't': tag_starts = true; break;
+        case 'k': {
+            char *end;
+            errno = 0;
+            kill_after = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(kill_after > 0) || isinf(kill_after))
+                return bad_usage("--kill-after: '%s' is not a number of seconds > 0", optarg);
+            break;
+        }
         case 'h': usage(stdout); return 0;
         case 'V': printf("fastbf %s\n", FBF_VERSION); return 0;
         case ':': return bad_usage("option '%s' needs a value", argv[optind - 1]);
@@ -116,8 +133,12 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     fbf_bv4_options o = {
-        .engine = {.policy = pe->ops, .reservation_depth = depth, .workers = (unsigned)workers},
+        .engine = {.policy = pe->ops,
+                   .reservation_depth = depth,
+                   .workers = (unsigned)workers,
+                   .kill_after = kill_after},
         .log = verbose ? stderr : NULL,
+        .tag_starts = tag_starts,
     };
     fbf_error err = {{0}};
     fbf_bv4_session *s = fbf_bv4_session_create(&o, &err);

@@ -37,12 +37,19 @@ const char *fbf_test_bv4_begins(int n, const char *config)
 
 fbf_bv4_session *fbf_test_bv4_session(const char *policy, unsigned workers)
 {
+    return fbf_test_bv4_session_opts(policy, workers, 0, false);
+}
+
+fbf_bv4_session *fbf_test_bv4_session_opts(const char *policy, unsigned workers,
+                                           double kill_after, bool tag_starts)
+{
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
     assert_non_null(pe);
     fbf_bv4_options o = {
         .engine = {.policy = pe->ops, .reservation_depth = pe->default_depth,
-                   .workers = workers},
+                   .workers = workers, .kill_after = kill_after},
         .log = NULL,
+        .tag_starts = tag_starts,
     };
     fbf_error err = {{0}};
     fbf_bv4_session *s = fbf_bv4_session_create(&o, &err);
@@ -55,11 +62,13 @@ static int rank_of(const char *type)
 {
     if (strcmp(type, "REJECT_JOB") == 0)
         return 0;
-    if (strcmp(type, "EXECUTE_JOB") == 0)
+    if (strcmp(type, "KILL_JOB") == 0)
         return 1;
-    if (strcmp(type, "CALL_ME_LATER") == 0)
+    if (strcmp(type, "EXECUTE_JOB") == 0)
         return 2;
-    return -1; /* NOTIFY, ANSWER: not ordered by D0 */
+    if (strcmp(type, "CALL_ME_LATER") == 0)
+        return 3;
+    return -1; /* NOTIFY, ANSWER, SET_JOB_METADATA: not ordered by D0 */
 }
 
 cJSON *fbf_test_bv4_check_reply(const char *req, const char *reply, size_t reply_len)
@@ -143,6 +152,13 @@ static const char *summary(const cJSON *reply)
             off += (size_t)snprintf(buf + off, sizeof buf - off, " %s", id->valuestring);
         if (cJSON_IsString(alloc))
             off += (size_t)snprintf(buf + off, sizeof buf - off, " %s", alloc->valuestring);
+        const cJSON *ids = cJSON_GetObjectItemCaseSensitive(d, "job_ids");
+        const cJSON *k;
+        cJSON_ArrayForEach(k, ids) off += (size_t)snprintf(buf + off, sizeof buf - off, " %s",
+                                                          k->valuestring);
+        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(d, "metadata");
+        if (cJSON_IsString(meta))
+            off += (size_t)snprintf(buf + off, sizeof buf - off, " %s", meta->valuestring);
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(d, "type");
         if (cJSON_IsString(t))
             off += (size_t)snprintf(buf + off, sizeof buf - off, " %s", t->valuestring);

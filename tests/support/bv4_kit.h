@@ -7,8 +7,9 @@
  * event stamped now, REJECT < EXECUTE < CALL_ME_LATER, allocations
  * canonical and disjoint), then compared with the expected summary of its
  * events, "EXECUTE_JOB w0!1 0-1|REJECT_JOB w0!2": each event's type, then
- * what it carries among job_id, alloc, data.type, data.timestamp and the
- * job_id and estimate of an estimate_waiting_time answer.
+ * what it carries among job_id, alloc, job_ids, metadata, data.type,
+ * data.timestamp and the job_id and estimate of an estimate_waiting_time
+ * answer.
  *
  * Every symbol is prefixed fbf_test_ since every tests/support C file is
  * linked into every test.
@@ -25,6 +26,9 @@
 
 /* A fresh session under the policy (its default reservation depth). */
 fbf_bv4_session *fbf_test_bv4_session(const char *policy, unsigned workers);
+/* The same with fastbf's kill delay (0: none) and start tags. */
+fbf_bv4_session *fbf_test_bv4_session_opts(const char *policy, unsigned workers,
+                                           double kill_after, bool tag_starts);
 
 /* A flat SIMULATION_BEGINS message of n resources with the given config
  * members (a JSON fragment, may be empty), in fbf_test_msg()'s buffers. */

@@ -33,7 +33,8 @@
 typedef struct options {
     const char *workload;
     const char *scheduler, *endpoint, *policy, *out;
-    bool inproc, quiet, verbose, policy_opts;
+    bool inproc, quiet, verbose, policy_opts, tag_starts;
+    double kill_after;    /* --kill-after with --inproc; 0 = off */
     int64_t depth;        /* 0: the policy's default */
     unsigned workers;
     int64_t nb_res;       /* 0: from the workload */
@@ -66,6 +67,8 @@ static void usage(FILE *f)
 "    --reservation-depth K  with --inproc: reservations held (number or 'unlimited')\n"
 "    --workers N          with --inproc: engine worker threads (default 1)\n"
 "    --verbose            with --inproc: the session's log on stderr\n"
+"    --kill-after S       with --inproc: fastbf kills every job S seconds after it starts\n"
+"    --tag-starts         with --inproc: fastbf tags started jobs with why (metadata)\n"
 "\n"
 "Workload:\n"
 "  --nb-res N             platform size (overrides the workload's)\n"
@@ -132,7 +135,7 @@ static int parse_options(int argc, char **argv, options *o)
 {
     enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
            O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
-           O_VERSION };
+           O_VERSION, O_KILL_AFTER, O_TAG_STARTS };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
@@ -148,6 +151,8 @@ static int parse_options(int argc, char **argv, options *o)
         {"quiet", no_argument, NULL, O_QUIET},
         {"verbose", no_argument, NULL, O_VERBOSE},
         {"echo-bench", required_argument, NULL, O_ECHO},
+        {"kill-after", required_argument, NULL, O_KILL_AFTER},
+        {"tag-starts", no_argument, NULL, O_TAG_STARTS},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -197,6 +202,15 @@ static int parse_options(int argc, char **argv, options *o)
                 return bad("--timeout '%s': not a number of seconds > 0", optarg);
             break;
         }
+        case O_KILL_AFTER: {
+            char *end;
+            o->policy_opts = true;
+            o->kill_after = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->kill_after > 0) || isinf(o->kill_after))
+                return bad("--kill-after '%s': not a number of seconds > 0", optarg);
+            break;
+        }
+        case O_TAG_STARTS: o->policy_opts = o->tag_starts = true; break;
         case O_OUT: o->out = optarg; break;
         case O_QUIET: o->quiet = true; break;
         case O_VERBOSE: o->verbose = true; break;
@@ -219,8 +233,8 @@ static int parse_options(int argc, char **argv, options *o)
     if (modes != 1)
         return bad("%s", "give exactly one of --scheduler, --endpoint and --inproc");
     if (o->policy_opts && !o->inproc)
-        return bad("%s", "--policy, --reservation-depth and --workers go with --inproc "
-                         "(another scheduler has its own options)");
+        return bad("%s", "--policy, --reservation-depth, --workers, --kill-after and "
+                         "--tag-starts go with --inproc (another scheduler has its own options)");
     if (o->verbose && !o->inproc)
         return bad("%s", "--verbose goes with --inproc");
     return -1;
@@ -258,8 +272,10 @@ static int run(const options *o)
         fbf_bv4_options bo = {
             .engine = {.policy = pe->ops,
                        .reservation_depth = o->depth ? o->depth : pe->default_depth,
-                       .workers = o->workers ? o->workers : 1},
+                       .workers = o->workers ? o->workers : 1,
+                       .kill_after = o->kill_after},
             .log = o->verbose ? stderr : NULL,
+            .tag_starts = o->tag_starts,
         };
         char depth[32] = "unlimited";
         if (bo.engine.reservation_depth != FBF_DEPTH_UNLIMITED)
