@@ -7,7 +7,9 @@
  *  - kills: fastbf --kill-after sends KILL_JOB, the replayer kills the job
  *    and reports JOB_KILLED with its progress, fastbf frees the resources;
  *  - metadata: fastbf --tag-starts sends SET_JOB_METADATA for every start,
- *    which lands in the metadata column.
+ *    which lands in the metadata column;
+ *  - CHANGE_JOB_STATE, sent by the scripted scheduler of support/: a
+ *    waiting job cancelled without running, and a running one refused.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -122,6 +124,56 @@ static void test_tag_starts_over_the_socket(void **state)
     expect_text(out, "3", METADATA, "reason=reservation rsv=300");
 }
 
+/* The scripted FCFS cancels whatever it cannot start at once: jobs 2 and
+ * 3 (submitted at 0 behind job 1, which takes the whole platform) end at
+ * 0 as COMPLETED_KILLED without running; job 4 arrives later and runs. */
+static void test_change_job_state_cancels_waiting(void **state)
+{
+    (void)state;
+    const char *wl = fbf_test_tmp_write("cancel.swf", "; MaxProcs: 4\n"
+                                                      "1 0 -1 10 4 -1 -1 4 10\n"
+                                                      "2 0 -1 10 1 -1 -1 1 10\n"
+                                                      "3 0 -1 10 2 -1 -1 2 10\n"
+                                                      "4 20 -1 10 2 -1 -1 2 10\n");
+    const char *out = fbf_test_tmp_path("cancel");
+    char ep[256];
+    fbf_test_rsched *s = fbf_test_rsched_start(FBF_TRF_CANCEL_WAITING, ep, sizeof ep);
+    assert_non_null(s);
+    char *err = NULL;
+    int rc = fbf_test_replay_run((const char *const[]){"--endpoint", ep, "--out", out, "--quiet",
+                                                       wl, NULL},
+                                 TIMEOUT_MS, NULL, &err);
+    free(fbf_test_rsched_stop(s));
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, err);
+    free(err);
+    expect_text(out, "1", FINAL_STATE, "COMPLETED_SUCCESSFULLY");
+    expect_text(out, "2", FINAL_STATE, "COMPLETED_KILLED");
+    expect_num(out, "2", EXEC_TIME, 0);
+    expect_text(out, "3", FINAL_STATE, "COMPLETED_KILLED");
+    expect_num(out, "4", START, 20);
+    assert_true(fbf_test_replay_summary(out, "jobs.killed") == 2);
+}
+
+static void test_change_job_state_of_running_refused(void **state)
+{
+    (void)state;
+    const char *wl = fbf_test_tmp_write("change-run.swf", "; MaxProcs: 4\n"
+                                                          "1 0 -1 10 2 -1 -1 2 10\n");
+    char ep[256];
+    fbf_test_rsched *s = fbf_test_rsched_start(FBF_TRF_CHANGE_RUNNING, ep, sizeof ep);
+    assert_non_null(s);
+    char *err = NULL;
+    int rc = fbf_test_replay_run((const char *const[]){"--endpoint", ep, "--quiet", wl, NULL},
+                                 TIMEOUT_MS, NULL, &err);
+    free(fbf_test_rsched_stop(s));
+    assert_int_equal(rc, 2);
+    if (!err || !strstr(err, "CHANGE_JOB_STATE, job w0!1): the job is already running; only a "
+                             "waiting job's state can be changed"))
+        fail_msg("unexpected error: %s", err ? err : "(none)");
+    free(err);
+}
+
 int main(void)
 {
     fbf_test_filter_from_env();
@@ -132,6 +184,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill_after_over_the_socket),
         cmocka_unit_test(test_tag_starts_over_the_socket),
+        cmocka_unit_test(test_change_job_state_cancels_waiting),
+        cmocka_unit_test(test_change_job_state_of_running_refused),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
 }

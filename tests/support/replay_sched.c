@@ -263,6 +263,21 @@ static char *handle(fbf_test_rsched *s, const char *msg, size_t len, bool *end)
             cJSON_AddNumberToObject(add_event(events, now, "CALL_ME_LATER"), "timestamp", now);
         }
         fcfs(s, events, now);
+        if (s->fault == FBF_TRF_CANCEL_WAITING) {
+            for (size_t i = 0; i < s->qn; i++) {
+                cJSON *d = add_event(events, now, "CHANGE_JOB_STATE");
+                cJSON_AddStringToObject(d, "job_id", s->queue[i].id);
+                cJSON_AddStringToObject(d, "job_state", "COMPLETED_KILLED");
+                cJSON_AddStringToObject(d, "kill_reason", "no room at submission");
+            }
+            s->qn = 0;
+        }
+        if (s->fault == FBF_TRF_CHANGE_RUNNING && submitted && s->rn > 0 && !s->fault_done) {
+            cJSON *d = add_event(events, now, "CHANGE_JOB_STATE");
+            cJSON_AddStringToObject(d, "job_id", s->run[0].id);
+            cJSON_AddStringToObject(d, "job_state", "COMPLETED_KILLED");
+            s->fault_done = true;
+        }
     }
     char *text = cJSON_PrintUnformatted(reply);
     cJSON_Delete(reply);

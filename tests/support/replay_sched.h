@@ -41,6 +41,8 @@ typedef enum fbf_test_rfault {
     FBF_TRF_CALL_LATER,     /* FCFS, plus CALL_ME_LATER(now + 5) and (now) on each submission */
     FBF_TRF_NO_NOW,         /* a reply without "now" */
     FBF_TRF_BAD_ALLOC,      /* alloc "0-" */
+    FBF_TRF_CANCEL_WAITING, /* FCFS, then CHANGE_JOB_STATE COMPLETED_KILLED of every job left waiting */
+    FBF_TRF_CHANGE_RUNNING, /* FCFS, then CHANGE_JOB_STATE of a running job */
 } fbf_test_rfault;
 
 typedef struct fbf_test_rsched fbf_test_rsched;

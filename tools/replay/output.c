@@ -143,7 +143,8 @@ static int write_csv(const fbf_replay *r, const char *path, fbf_error *err)
     if (!f)
         return fbf_errorf(err, -errno, "cannot write '%s': %s", path, strerror(errno));
     static const char *const states[] = {"", "COMPLETED_SUCCESSFULLY",
-                                         "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED"};
+                                         "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED",
+                                         "COMPLETED_FAILED"};
     fputs("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
           "requested_time,success,final_state,starting_time,execution_time,finish_time,"
           "waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,metadata\n",

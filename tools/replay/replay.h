@@ -76,7 +76,8 @@ typedef enum fbf_rjob_end {
     FBF_END_NONE = 0,
     FBF_END_SUCCESS,  /* COMPLETED_SUCCESSFULLY */
     FBF_END_WALLTIME, /* COMPLETED_WALLTIME_REACHED */
-    FBF_END_KILLED,   /* COMPLETED_KILLED (KILL_JOB) */
+    FBF_END_KILLED,   /* COMPLETED_KILLED (KILL_JOB, or CHANGE_JOB_STATE while waiting) */
+    FBF_END_FAILED,   /* COMPLETED_FAILED (CHANGE_JOB_STATE while waiting) */
 } fbf_rjob_end;
 
 typedef struct fbf_rjob {

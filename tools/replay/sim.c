@@ -179,6 +179,7 @@ static const char *const end_names[] = {
     [FBF_END_SUCCESS] = "COMPLETED_SUCCESSFULLY",
     [FBF_END_WALLTIME] = "COMPLETED_WALLTIME_REACHED",
     [FBF_END_KILLED] = "COMPLETED_KILLED",
+    [FBF_END_FAILED] = "COMPLETED_FAILED",
 };
 
 static void ev_open(fbf_replay *r, size_t *count, double t, const char *type)

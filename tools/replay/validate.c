@@ -15,6 +15,11 @@
  *   KILL_JOB      job_ids an array of known jobs that were started
  *   CALL_ME_LATER timestamp a number >= the reply's now
  *   SET_JOB_METADATA  job_id known, metadata a string (kept for the CSV)
+ *   CHANGE_JOB_STATE  job_id known and waiting; job_state SUBMITTED (no
+ *                 change), REJECTED (as REJECT_JOB), COMPLETED_KILLED or
+ *                 COMPLETED_FAILED (the job ends now without running);
+ *                 kill_reason, when given, a string. A running job ends
+ *                 through KILL_JOB or its own completion instead.
  *   NOTIFY        accepted and ignored (nothing the replayer acts on)
  * The reply to SIMULATION_ENDS must have no event.
  *
@@ -225,10 +230,49 @@ static int do_metadata(fbf_replay *r, const cJSON *data, long ev)
     return 0;
 }
 
+static int do_change_state(fbf_replay *r, const cJSON *data, long ev, double at)
+{
+    static const char T[] = "CHANGE_JOB_STATE";
+    int64_t ji = job_of(r, cJSON_GetObjectItemCaseSensitive(data, "job_id"), ev, T, "job_id");
+    if (ji < 0)
+        return -EPROTO;
+    const char *id = r->wl->jobs[ji].id;
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(data, "job_state");
+    if (!cJSON_IsString(st))
+        return fail(r, ev, T, id, "field data.job_state is missing or not a string");
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(data, "kill_reason");
+    if (why && !cJSON_IsString(why))
+        return fail(r, ev, T, id, "field data.kill_reason is not a string");
+    fbf_rjob *j = &r->jobs[ji];
+    if (j->state != FBF_RJ_WAITING)
+        return fail(r, ev, T, id, "the job %s; only a waiting job's state can be changed (a "
+                    "running one ends through KILL_JOB)", state_names[j->state]);
+    const char *s = st->valuestring;
+    if (strcmp(s, "SUBMITTED") == 0)
+        return 0;
+    if (strcmp(s, "REJECTED") == 0) {
+        j->state = FBF_RJ_REJECTED;
+        r->waiting--;
+        r->rejected++;
+        return 0;
+    }
+    bool killed = strcmp(s, "COMPLETED_KILLED") == 0;
+    if (!killed && strcmp(s, "COMPLETED_FAILED") != 0)
+        return fail(r, ev, T, id, "job_state '%.40s' is not one a waiting job can take "
+                    "(SUBMITTED, REJECTED, COMPLETED_KILLED, COMPLETED_FAILED)", s);
+    j->state = FBF_RJ_DONE;
+    j->start = j->end = at;
+    j->nranges = 0;
+    j->end_kind = killed ? FBF_END_KILLED : FBF_END_FAILED;
+    r->waiting--;
+    r->done++;
+    r->killed += killed;
+    return 0;
+}
+
 /* Types a Batsim scheduler may send that the replayer does not simulate. */
 static const char *const unsupported[] = {
-    "QUERY", "ANSWER", "REGISTER_JOB", "REGISTER_PROFILE", "SET_RESOURCE_STATE",
-    "CHANGE_JOB_STATE", NULL,
+    "QUERY", "ANSWER", "REGISTER_JOB", "REGISTER_PROFILE", "SET_RESOURCE_STATE", NULL,
 };
 
 static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double *prev)
@@ -282,6 +326,8 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
         return do_kill(r, data, i, at);
     if (strcmp(t, "SET_JOB_METADATA") == 0)
         return do_metadata(r, data, i);
+    if (strcmp(t, "CHANGE_JOB_STATE") == 0)
+        return do_change_state(r, data, i, at);
     if (strcmp(t, "NOTIFY") == 0)
         return 0;
     for (const char *const *u = unsupported; *u; u++)
