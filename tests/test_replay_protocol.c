@@ -174,6 +174,33 @@ static void test_change_job_state_of_running_refused(void **state)
     free(err);
 }
 
+/* What the replayer does not simulate yet is refused by name, never
+ * ignored: a scheduler relying on it would otherwise be judged wrongly. */
+static void test_unsimulated_events_refused(void **state)
+{
+    (void)state;
+    const char *wl = fbf_test_tmp_write("unsim.swf", "; MaxProcs: 4\n"
+                                                     "1 0 -1 10 2 -1 -1 2 10\n");
+    const fbf_test_rfault faults[] = {FBF_TRF_SET_STATE, FBF_TRF_REGISTER};
+    const char *const names[] = {"SET_RESOURCE_STATE", "REGISTER_JOB"};
+    for (int i = 0; i < 2; i++) {
+        char ep[256];
+        fbf_test_rsched *s = fbf_test_rsched_start(faults[i], ep, sizeof ep);
+        assert_non_null(s);
+        char *err = NULL;
+        int rc = fbf_test_replay_run((const char *const[]){"--endpoint", ep, "--quiet", wl,
+                                                           NULL},
+                                     TIMEOUT_MS, NULL, &err);
+        free(fbf_test_rsched_stop(s));
+        assert_int_equal(rc, 2);
+        char want[128];
+        snprintf(want, sizeof want, "(%s): event type not supported by fastbf-replay", names[i]);
+        if (!err || !strstr(err, want))
+            fail_msg("expected '%s' in: %s", want, err ? err : "(none)");
+        free(err);
+    }
+}
+
 int main(void)
 {
     fbf_test_filter_from_env();
@@ -186,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_tag_starts_over_the_socket),
         cmocka_unit_test(test_change_job_state_cancels_waiting),
         cmocka_unit_test(test_change_job_state_of_running_refused),
+        cmocka_unit_test(test_unsimulated_events_refused),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
 }

@@ -169,6 +169,8 @@ static bool message_fault(fbf_test_rfault f)
     case FBF_TRF_DESCENDING:
     case FBF_TRF_CALL_PAST:
     case FBF_TRF_UNKNOWN_TYPE:
+    case FBF_TRF_SET_STATE:
+    case FBF_TRF_REGISTER:
     case FBF_TRF_NO_NOW:
         return true;
     default:
@@ -246,6 +248,17 @@ static char *handle(fbf_test_rsched *s, const char *msg, size_t len, bool *end)
                                         now - 1);
                 break;
             case FBF_TRF_UNKNOWN_TYPE: add_event(events, now, "LAUNCH_ROCKET"); break;
+            case FBF_TRF_SET_STATE: {
+                cJSON *d = add_event(events, now, "SET_RESOURCE_STATE");
+                cJSON_AddStringToObject(d, "resources", "0-1");
+                cJSON_AddStringToObject(d, "state", "1");
+                break;
+            }
+            case FBF_TRF_REGISTER: {
+                cJSON *d = add_event(events, now, "REGISTER_JOB");
+                cJSON_AddStringToObject(d, "job_id", "dyn!1");
+                break;
+            }
             case FBF_TRF_NO_NOW: cJSON_DeleteItemFromObject(reply, "now"); break;
             default: break;
             }

@@ -43,6 +43,8 @@ typedef enum fbf_test_rfault {
     FBF_TRF_BAD_ALLOC,      /* alloc "0-" */
     FBF_TRF_CANCEL_WAITING, /* FCFS, then CHANGE_JOB_STATE COMPLETED_KILLED of every job left waiting */
     FBF_TRF_CHANGE_RUNNING, /* FCFS, then CHANGE_JOB_STATE of a running job */
+    FBF_TRF_SET_STATE,      /* SET_RESOURCE_STATE, which the replayer does not simulate */
+    FBF_TRF_REGISTER,       /* REGISTER_JOB, which the replayer does not simulate */
 } fbf_test_rfault;
 
 typedef struct fbf_test_rsched fbf_test_rsched;
