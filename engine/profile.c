@@ -279,6 +279,29 @@ static int64_t range_max(const node *n, uint32_t x, int64_t base, double lo,
     return INT64_MIN;
 }
 
+/* Mirror of range_max: minimum of used(k) over keys lo < k < hi;
+ * INT64_MAX if there is none. */
+static int64_t range_min(const node *n, uint32_t x, int64_t base, double lo,
+                         double hi, bool blo, bool bhi)
+{
+    while (x) {
+        if (!blo && !bhi)
+            return base + n[x].minp;
+        int64_t here = base + n[n[x].l].sum + n[x].delta;
+        if (blo && !(n[x].key > lo)) {
+            base = here;
+            x = n[x].r;
+        } else if (bhi && !(n[x].key < hi)) {
+            x = n[x].l;
+        } else {
+            int64_t a = range_min(n, n[x].l, base, lo, hi, blo, false);
+            int64_t b = range_min(n, n[x].r, here, lo, hi, false, bhi);
+            return min64(here, min64(a, b));
+        }
+    }
+    return INT64_MAX;
+}
+
 /*
  * The last key k with lo < k < hi and used(k) > limit. Subtrees whose
  * maxp says no key exceeds limit are skipped in O(1); a subtree lying
@@ -411,14 +434,16 @@ int64_t fbf_profile_min_free(const fbf_profile *p, double t, double d)
  * the first key after k where used() drops to limit or below. Each round
  * is O(log B) and passes at least one blocking key.
  */
-double fbf_profile_earliest(const fbf_profile *p, double from, uint32_t n,
-                            double d)
+double fbf_profile_earliest_before(const fbf_profile *p, double from, uint32_t n,
+                                   double d, double stop)
 {
-    if (n > p->capacity)
+    if (n > p->capacity || !(from < stop))
         return INFINITY;
     int64_t limit = (int64_t)p->capacity - n;
     double t = from;
     if (used_at(p, t) > limit && !first_at_most(p->n, p->root, 0, t, limit, &t))
+        return INFINITY;
+    if (!(t < stop))
         return INFINITY;
     if (!(d > 0))
         return t;
@@ -428,9 +453,39 @@ double fbf_profile_earliest(const fbf_profile *p, double from, uint32_t n,
          * window end the caller's own arithmetic would use. */
         if (!last_above(p->n, p->root, 0, t, t + d, limit, &k))
             return t;
-        if (!first_at_most(p->n, p->root, 0, k, limit, &t))
+        if (!first_at_most(p->n, p->root, 0, k, limit, &t) || !(t < stop))
             return INFINITY;
     }
+}
+
+double fbf_profile_earliest(const fbf_profile *p, double from, uint32_t n,
+                            double d)
+{
+    return fbf_profile_earliest_before(p, from, n, d, INFINITY);
+}
+
+int64_t fbf_profile_max_free(const fbf_profile *p, double t0, double t1)
+{
+    int64_t u = used_at(p, t0);
+    if (t1 > t0)
+        u = min64(u, range_min(p->n, p->root, 0, t0, t1, true, true));
+    return (int64_t)p->capacity - u;
+}
+
+double fbf_profile_key_floor(const fbf_profile *p, double t)
+{
+    const node *n = p->n;
+    uint32_t x = p->root;
+    double best = -INFINITY;
+    while (x) {
+        if (n[x].key <= t) {
+            best = n[x].key;
+            x = n[x].r;
+        } else {
+            x = n[x].l;
+        }
+    }
+    return best;
 }
 
 size_t fbf_profile_breakpoints(const fbf_profile *p)

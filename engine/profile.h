@@ -61,6 +61,18 @@ int64_t fbf_profile_min_free(const fbf_profile *p, double t, double d);
  * below n). Cost: O(log B) per blocking breakpoint jumped over. */
 double fbf_profile_earliest(const fbf_profile *p, double from, uint32_t n, double d);
 
+/* fbf_profile_earliest() cut off at limit: the same answer when it is
+ * below limit, INFINITY otherwise. Cost: the blocking breakpoints jumped
+ * over in [from, limit) only, which is what makes searches local. */
+double fbf_profile_earliest_before(const fbf_profile *p, double from, uint32_t n, double d,
+                                   double limit);
+
+/* Maximum of free(u) over u in [t0, t1) (free(t0) if t1 <= t0). */
+int64_t fbf_profile_max_free(const fbf_profile *p, double t0, double t1);
+
+/* The largest breakpoint <= t, or -INFINITY if there is none. */
+double fbf_profile_key_floor(const fbf_profile *p, double t);
+
 /* Number of breakpoints currently stored (for tests and benchmarks). */
 size_t fbf_profile_breakpoints(const fbf_profile *p);
 

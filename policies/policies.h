@@ -5,11 +5,18 @@
 #ifndef FBF_POLICIES_H
 #define FBF_POLICIES_H
 
+#include <stdbool.h>
+
 #include "engine/policy_api.h"
 
 extern const fbf_policy_ops fbf_policy_fcfs;
 /* The backfilling family: reservation depth 1 = EASY (D6), unlimited =
  * conservative (D7), k in between (D8). */
 extern const fbf_policy_ops fbf_policy_backfill;
+
+/* Tests only: backfilling engines created from now on use the plain loops
+ * (on) or the indexed ones (off, the default); the decisions are the same.
+ * Not thread-safe: set it before creating engines. */
+void fbf_backfill_set_plain(bool plain);
 
 #endif

@@ -1,0 +1,64 @@
+/*
+ * qindex: an index over waiting jobs in queue order (D1), for policies that
+ * must find "the next job after J that could possibly do X" without
+ * visiting every waiting job.
+ *
+ * A treap keyed by (subtime, seq), one node per indexed job, addressed by
+ * the job's handle (slot h + 1; slot 0 is nil). Each subtree keeps the
+ * minimum res and walltime and the minimum and maximum reservation of its
+ * jobs. A search descends in key order and skips every subtree whose
+ * aggregates fail a caller's predicate; the predicate must be monotone
+ * (true for a subtree whenever it is true for some job in it, given that
+ * job's own values), so skipping never loses a job. Cost: O(log n) per
+ * update, O(log n) plus the subtrees the predicate cannot rule out per
+ * search.
+ *
+ * The job records are read through fbf_sched_job(): a job's key must not
+ * change while indexed, and after its res/walltime/rsv change the caller
+ * calls fbf_qindex_update(). Ownership: _create/_destroy; single thread.
+ */
+#ifndef FBF_QINDEX_H
+#define FBF_QINDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/policy_api.h"
+
+typedef struct fbf_qindex fbf_qindex;
+
+/* Aggregates of a subtree, or one job's own values (min == max rsv). The
+ * reservation of a job without one counts as INFINITY. */
+typedef struct fbf_qagg {
+    uint32_t min_res;
+    double min_wall;
+    double min_rsv, max_rsv;
+} fbf_qagg;
+
+/* May a job with values dominated as in agg be wanted? Monotone, see above. */
+typedef bool (*fbf_qindex_pred)(void *ctx, const fbf_qagg *agg);
+
+fbf_qindex *fbf_qindex_create(void);
+void fbf_qindex_destroy(fbf_qindex *q);
+
+/* -ENOMEM; the job must not be indexed yet. */
+int fbf_qindex_insert(fbf_qindex *q, fbf_sched *s, fbf_job_h h);
+void fbf_qindex_remove(fbf_qindex *q, fbf_sched *s, fbf_job_h h);
+/* Refreshes the aggregates after the job's rsv (or res, walltime) changed. */
+void fbf_qindex_update(fbf_qindex *q, fbf_sched *s, fbf_job_h h);
+bool fbf_qindex_contains(const fbf_qindex *q, fbf_job_h h);
+size_t fbf_qindex_count(const fbf_qindex *q);
+/* Aggregates of all indexed jobs (min_res UINT32_MAX when empty). */
+fbf_qagg fbf_qindex_all(const fbf_qindex *q);
+
+/* The first indexed job after `after` in queue order (from the head if
+ * FBF_JOB_NONE; `after` need not be indexed) whose own values satisfy
+ * pred, or FBF_JOB_NONE. */
+fbf_job_h fbf_qindex_next(const fbf_qindex *q, fbf_sched *s, fbf_job_h after,
+                          fbf_qindex_pred pred, void *ctx);
+
+/* Bytes held (for memory accounting). */
+size_t fbf_qindex_bytes(const fbf_qindex *q);
+
+#endif

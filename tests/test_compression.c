@@ -1,0 +1,179 @@
+/*
+ * test_compression: the indexed conservative backfilling (compression
+ * that only visits reservations which can move, searches near released
+ * ranges, the placement cache) against the plain D7 loops
+ * (fbf_backfill_set_plain), job by job: on several hundred random
+ * workloads with deep queues, early completions (kills are reported the
+ * same way) and out-of-order submissions, every start time, allocation,
+ * decision and every reservation after every decision point must be the
+ * same. The plain loops are themselves checked against the brute-force
+ * reference in test_policies.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "policies/policies.h"
+#include "support/engine_sim.h"
+#include "support/ref_sched.h"
+
+#define NB_WORKLOADS 300
+#define MAX_JOBS 300
+
+static uint64_t rnd(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Deep queues: most jobs arrive in a few bursts; the rest trickle in.
+ * Runtimes are often much shorter than walltimes, so reservations keep
+ * moving; some walltimes are equal or fractional so ends coincide or
+ * fall between breakpoints. */
+static size_t workload(uint64_t seed, ref_job *jobs, uint32_t *ids, uint32_t *nb)
+{
+    uint64_t x = seed * 0x2545f4914f6cdd1dull + 17;
+    size_t n = 100 + rnd(&x) % (MAX_JOBS - 100);
+    *nb = 4 + (uint32_t)(rnd(&x) % 61);
+    for (uint32_t k = 0; k < *nb; k++)
+        ids[k] = k;
+    unsigned bursts = 1 + (unsigned)(rnd(&x) % 4);
+    unsigned wall_max = 5 + (unsigned)(rnd(&x) % 200);
+    unsigned early_pct = 30 + (unsigned)(rnd(&x) % 70);
+    bool coarse = rnd(&x) % 2; /* walltimes on a coarse grid: many ties */
+    double t = 0;
+    for (size_t i = 0; i < n; i++) {
+        ref_job *J = &jobs[i];
+        if (rnd(&x) % (n / bursts + 1) == 0)
+            t += (double)(rnd(&x) % 50);
+        else if (rnd(&x) % 8 == 0)
+            t += (double)(rnd(&x) % 3);
+        J->arrival = t;
+        J->subtime = rnd(&x) % 12 == 0 ? fmax(0, t - (double)(rnd(&x) % 20)) : t;
+        uint32_t quarter = *nb / 4 ? *nb / 4 : 1;
+        J->res = rnd(&x) % 4 ? 1 + (int64_t)(rnd(&x) % quarter) : 1 + (int64_t)(rnd(&x) % *nb);
+        unsigned w = (unsigned)(rnd(&x) % 100);
+        if (w < 3)
+            J->walltime = 0;
+        else if (coarse)
+            J->walltime = 10.0 * (double)(1 + rnd(&x) % (wall_max / 10 + 1));
+        else
+            J->walltime = 1 + (double)(rnd(&x) % wall_max) + (rnd(&x) % 4 == 0 ? 0.25 : 0);
+        if (rnd(&x) % 100 < early_pct)
+            J->runtime = floor(J->walltime * (double)(rnd(&x) % 1000)) / 1000;
+        else
+            J->runtime = J->walltime;
+    }
+    return n;
+}
+
+typedef struct rsv_log {
+    size_t n;
+    fbf_job_h *h; /* handle of job i once submitted */
+    uint64_t hash;
+    size_t moved_checks;
+} rsv_log;
+
+/* After every decision point: every job's reservation, folded in a hash. */
+static void log_rsv(void *arg, fbf_engine *e, double now)
+{
+    rsv_log *l = arg;
+    char id[32];
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->h[i] == FBF_JOB_NONE) {
+            snprintf(id, sizeof id, "w0!%zu", i);
+            l->h[i] = fbf_engine_find(e, id);
+        }
+        fbf_job_h h = l->h[i];
+        if (h != FBF_JOB_NONE && fbf_engine_job_state(e, h) != FBF_JOB_WAITING)
+            continue;
+        double r = h == FBF_JOB_NONE ? -2 : fbf_engine_job_reservation(e, h);
+        uint64_t bits;
+        if (isnan(r))
+            r = -1;
+        memcpy(&bits, &r, sizeof bits);
+        l->hash = (l->hash ^ bits ^ (uint64_t)i) * 0x100000001b3ull;
+        l->moved_checks++;
+    }
+    uint64_t nb;
+    memcpy(&nb, &now, sizeof nb);
+    l->hash = (l->hash ^ nb) * 0x100000001b3ull;
+}
+
+static int run(bool plain, unsigned workers, const uint32_t *ids, uint32_t nb,
+               const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr, rsv_log *l)
+{
+    char err[512] = "";
+    fbf_backfill_set_plain(plain);
+    static fbf_job_h handles[MAX_JOBS];
+    for (size_t i = 0; i < n; i++)
+        handles[i] = FBF_JOB_NONE;
+    *l = (rsv_log){.n = n, .h = handles, .hash = 1469598103934665603ull};
+    int rc = fbf_test_sim_run("conservative", 0, workers, ids, nb, jobs, n, out, tr, log_rsv,
+                              l, NULL, err, sizeof err);
+    fbf_backfill_set_plain(false);
+    if (rc < 0)
+        fail_msg("%s: %s", plain ? "plain" : "indexed", err);
+    return rc;
+}
+
+static void test_indexed_equals_plain(void **state)
+{
+    (void)state;
+    static ref_job jobs[MAX_JOBS];
+    static ref_result want[MAX_JOBS], got[MAX_JOBS];
+    uint32_t ids[REF_MAX_RES], nb;
+    size_t total = 0, checks = 0;
+    for (uint64_t seed = 1; seed <= NB_WORKLOADS; seed++) {
+        size_t n = workload(seed, jobs, ids, &nb);
+        total += n;
+        unsigned workers = seed % 3 == 0 ? 3 : 1;
+        ref_trace pt = {0}, ft = {0};
+        rsv_log pl, fl;
+        run(true, workers, ids, nb, jobs, n, want, &pt, &pl);
+        run(false, workers, ids, nb, jobs, n, got, &ft, &fl);
+        size_t at = ref_trace_diff(&pt, &ft);
+        for (size_t i = 0; i < n; i++) {
+            bool same = want[i].rejected == got[i].rejected &&
+                        (want[i].start == got[i].start ||
+                         (isnan(want[i].start) && isnan(got[i].start))) &&
+                        strcmp(want[i].alloc, got[i].alloc) == 0;
+            if (!same)
+                fail_msg("seed %llu: job %zu: plain %.17g \"%s\", indexed %.17g \"%s\"",
+                         (unsigned long long)seed, i, want[i].start, want[i].alloc,
+                         got[i].start, got[i].alloc);
+        }
+        if (at != SIZE_MAX) {
+            ref_trace_print(stderr, &pt, at > 4 ? at - 4 : 0, at + 4);
+            ref_trace_print(stderr, &ft, at > 4 ? at - 4 : 0, at + 4);
+            fail_msg("seed %llu: traces differ at entry %zu", (unsigned long long)seed, at);
+        }
+        if (pl.hash != fl.hash)
+            fail_msg("seed %llu: reservations differ after some decision point",
+                     (unsigned long long)seed);
+        checks += pl.moved_checks;
+        ref_trace_fini(&pt);
+        ref_trace_fini(&ft);
+    }
+    fprintf(stderr, "indexed vs plain: %d workloads, %zu jobs, %zu reservations compared\n",
+            NB_WORKLOADS, total, checks);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_indexed_equals_plain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
