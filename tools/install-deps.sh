@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake pkg-config
   libzmq3-dev libck-dev libjemalloc-dev libcjson-dev zlib1g-dev
-  libcmocka-dev libbenchmark-dev hyperfine gnuplot-nox
+  libcmocka-dev libbenchmark-dev hyperfine gnuplot-nox time python3
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,398 @@
+#!/usr/bin/env python3
+"""Writes bench/RESULTS.md and its gnuplot plots from the raw results that
+tools/bench.sh left in RESULTS_DIR (Python 3 standard library + gnuplot).
+
+    report.py RESULTS_DIR OUT.md PLOTS_DIR
+
+RESULTS_DIR holds meta.env, commands.txt, echo.txt, microbench.json and
+cases/<kind>~<workload>~<policy>~<transport>~<workers>/ with case.json (from
+bench/run_case.py) and, when the case was repeated, hyperfine.json.
+"""
+import glob
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+
+POLICIES = ("fcfs", "easy", "conservative")
+
+
+# ---------------------------------------------------------------- loading
+def load_cases(res):
+    cases = []
+    for d in sorted(glob.glob(os.path.join(res, "cases", "*"))):
+        kind, wl, pol, tr, w = os.path.basename(d).split("~")
+        with open(os.path.join(d, "case.json")) as f:
+            c = json.load(f)
+        c.update(kind=kind, workload=wl, policy=pol, transport=tr, workers=int(w))
+        c["depth"] = int(wl) if kind == "deep" else None
+        hf = os.path.join(d, "hyperfine.json")
+        if os.path.exists(hf):
+            with open(hf) as f:
+                r = json.load(f)["results"][0]
+            c["wall"] = (r["mean"], r["stddev"], len(r["times"]))
+        elif c["status"] == "ok":
+            c["wall"] = (c["elapsed_s"], None, 1)
+        s = c.get("summary")
+        if s:
+            c["per_exchange"] = s["wall_s"]["scheduler"] / max(1, s["exchanges"])
+        elif c["status"] == "over":
+            c["per_exchange"] = c.get("progress", {}).get("s_per_exchange_after_burst")
+        cases.append(c)
+    return cases
+
+
+def machine():
+    info = {"cpu": "unknown", "cores": os.cpu_count(), "mem": "unknown"}
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^model name\s*:\s*(.*)$", f.read(), re.M)
+            info["cpu"] = m.group(1) if m else "unknown"
+        with open("/proc/meminfo") as f:
+            kib = int(re.search(r"MemTotal:\s*(\d+)", f.read()).group(1))
+            info["mem"] = f"{kib / 2**20:.1f} GiB"
+    except OSError:
+        pass
+    info["kernel"] = platform.release()
+    return info
+
+
+def echo_p50(res):
+    """The bare ZeroMQ round trip's p50 in seconds, from echo.txt, or None."""
+    try:
+        with open(os.path.join(res, "echo.txt")) as f:
+            m = re.search(r"p50 ([0-9.]+) us", f.read())
+        return float(m.group(1)) * 1e-6 if m else None
+    except OSError:
+        return None
+
+
+def read_env(path):
+    env = {}
+    with open(path) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                env[k] = v.strip('"')
+    return env
+
+
+# ---------------------------------------------------------------- formatting
+def fmt_s(s):
+    if s is None:
+        return "—"
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if s >= scale or unit == "ns":
+            v = s / scale
+            return f"{v:.3g} {unit}" if v < 1000 else f"{v:.0f} {unit}"
+
+
+def fmt_kib(k):
+    if k is None:
+        return "—"
+    return f"{k / 1024:.1f} MiB" if k >= 1024 else f"{k} KiB"
+
+
+def fmt_ratio(a, b):
+    return f"{a / b:.3g}×" if a and b else "—"
+
+
+def wall_cell(c):
+    if c["status"] == "over":
+        return f"> {c['limit_s']:g} s (over the limit)"
+    if c["status"] == "skipped":
+        return f"not run (over the limit at {c['over_at']:,})"
+    if c["status"] == "failed":
+        return f"FAILED (exit {c['rc']})"
+    mean, sd, n = c["wall"]
+    return f"{fmt_s(mean)} ± {fmt_s(sd)} ({n} runs)" if sd is not None else f"{fmt_s(mean)} (1 run)"
+
+
+def exch_cell(c):
+    if c["status"] == "over":
+        p = c.get("progress", {})
+        if not c.get("per_exchange"):
+            return f"> {fmt_s(c['limit_s'] - p.get('burst_done_s', 0))} (no exchange after the burst)"
+        return (f"{fmt_s(c['per_exchange'])} † ({p['exchanges_after_burst']} exchanges, "
+                f"{p['waiting_last']:,} still waiting)")
+    return fmt_s(c.get("per_exchange"))
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(x) for x in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def latency(c, key):
+    s = c.get("summary")
+    return fmt_s(s["latency_s"][key]) if s else "—"
+
+
+def wall_of(c):
+    return c["wall"][0] if c and c.get("wall") else None
+
+
+# ---------------------------------------------------------------- plots
+def series_file(pdir, name, rows):
+    path = os.path.abspath(os.path.join(pdir, name + ".dat"))
+    with open(path, "w") as f:
+        f.writelines(" ".join(f"{v:.9g}" for v in r) + "\n" for r in rows)
+    return path
+
+
+def gnuplot(script, datdir):
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True, cwd=datdir)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"report.py: gnuplot failed: {e}", file=sys.stderr)
+        return False
+    return True
+
+
+def plot(pdir, datdir, name, title, xlabel, ylabel, series, logx=True, logy=True, extra=""):
+    """series: [(label, rows, style)]; empty series are left out."""
+    parts = []
+    for label, rows, style in series:
+        if rows:
+            f = series_file(datdir, f"{name}-{len(parts)}", rows)
+            parts.append(f"'{f}' using 1:2 {style} title '{label}'")
+    if not parts:
+        return None
+    out = os.path.abspath(os.path.join(pdir, name + ".png"))
+    script = f"""set terminal pngcairo size 1000,560 font 'sans,11'
+set output '{out}'
+set title '{title}'
+set xlabel '{xlabel}'
+set ylabel '{ylabel}'
+set key outside right top box
+set format y '%g'
+set grid
+{'set logscale x' if logx else ''}
+{'set logscale y' if logy else ''}
+{extra}
+plot {', '.join(parts)}
+"""
+    return os.path.basename(out) if gnuplot(script, datdir) else None
+
+
+# ---------------------------------------------------------------- report
+def main():
+    if len(sys.argv) != 4:
+        sys.exit("usage: report.py RESULTS_DIR OUT.md PLOTS_DIR")
+    res, out_md, pdir = sys.argv[1:]
+    env, mach, cases = read_env(os.path.join(res, "meta.env")), machine(), load_cases(res)
+    datdir = os.path.join(res, "plotdata")
+    os.makedirs(datdir, exist_ok=True)
+    os.makedirs(pdir, exist_ok=True)
+    for old in glob.glob(os.path.join(pdir, "*.png")):
+        os.remove(old)
+    cores = mach["cores"] or 1
+    idx = {(c["kind"], c["workload"], c["policy"], c["transport"], c["workers"]): c for c in cases}
+    deep = sorted({c["depth"] for c in cases if c["kind"] == "deep"})
+    workers = sorted({c["workers"] for c in cases if c["kind"] == "deep"})
+    md = []
+    w = md.append
+
+    w("# fastbf whole-process benchmark results\n")
+    w(f"Written by `bash tools/bench.sh{' --quick' if env['mode'] == 'quick' else ''}` "
+      f"(**{env['mode']} mode**) — do not edit by hand; rerun the command.\n")
+    w(table(["", ""], [
+        ["date (UTC)", env["started"]],
+        ["git commit", env["commit"] + (f" (+{env['dirty']} locally modified tracked files)"
+                                         if env.get("dirty", "0") != "0" else "")],
+        ["CPU", f"{mach['cpu']}, {cores} cores (os.cpu_count)"],
+        ["memory", mach["mem"]], ["kernel", mach["kernel"]],
+        ["compiler", env.get("compiler", "?")], ["hyperfine", env.get("hyperfine", "?")],
+        ["build", "build-bench/, CMAKE_BUILD_TYPE=Release"],
+        ["limits", f"{env['limit_s']} s per case, {env['floor_limit_s']} s for the fcfs floor "
+                   f"and the trace replays; up to {env['runs']} hyperfine runs per case while "
+                   f"they fit in {env.get('repeat_s', '?')} s"],
+        ["total time", f"{int(env.get('elapsed_s', 0)) // 60} min {int(env.get('elapsed_s', 0)) % 60} s"],
+    ]))
+    w("")
+    w("**These are one machine's figures, from one run**: compare ratios within this file, "
+      "not absolute figures across machines or runs.\n")
+
+    w("## How to read this\n")
+    w("- *wall*: the whole replay, from starting `fastbf-replay` to its exit (hyperfine mean ± "
+      "standard deviation; `1 run` = the instrumented run alone, when repeats would not fit).")
+    w("- *per exchange*: time the replayer spent waiting for the scheduler, divided by the "
+      "number of request/reply exchanges (`wall_s.scheduler / exchanges` in "
+      "`summary.json`): the mean cost of one decision point as Batsim would see it, "
+      "transport included. Over the socket this includes a ZeroMQ round trip (see the "
+      "transport floor).")
+    w("- *vs fcfs*: ratio to fcfs on the same workload and transport, the floor (the "
+      "cheapest correct scheduler).")
+    w("- *latency p50 / p99*: per-exchange latency percentiles printed by `fastbf-replay`.")
+    w("- *peak RSS*: peak resident memory (`/usr/bin/time` %M, or VmHWM at the limit) of the "
+      "`fastbf` process (socket), or of the replay process that hosts the session (in-process).")
+    w("- Deep queues: `fastbf-gen --mode deep --jobs N --seed 1` submits all N jobs at t = 0 "
+      "on 1024 resources; the replay runs until every job has completed, so the queue drains "
+      "from about N to 0 (a completed run's per-exchange figure is a mean over depths N..0). "
+      "A run over the limit is killed and reported, not failed: **†** marks its per-exchange "
+      "figure, the mean over the exchanges made after the submission burst (read from "
+      "`fastbf --verbose`, sampled every 0.1 s) while the queue was still about N deep. "
+      "Once a policy and worker count is over the limit at one depth, deeper queues are not "
+      "run (every backfilling decision at least scans the queue).\n")
+
+    echo = os.path.join(res, "echo.txt")
+    if os.path.exists(echo):
+        w("## Transport floor\n")
+        w("A bare ZeroMQ REQ/REP echo loop (`fastbf-replay --echo-bench`), no scheduler:\n")
+        w("```\n" + open(echo).read().strip() + "\n```\n")
+
+    # Trace replays
+    traces = sorted({c["workload"] for c in cases if c["kind"] == "trace"})
+    for tr in traces:
+        w(f"## Trace replay: {tr}\n")
+        rows = []
+        for trn in ("inproc", "socket"):
+            for p in POLICIES:
+                c = idx.get(("trace", tr, p, trn, 1))
+                if not c:
+                    continue
+                floor = idx.get(("trace", tr, "fcfs", trn, 1))
+                s = c.get("summary", {})
+                jobs = s.get("jobs", {}).get("submitted")
+                rss = c["sched_rss_kib"] if trn == "socket" else c["replay_rss_kib"]
+                rows.append([p, trn, wall_cell(c), fmt_ratio(wall_of(c), wall_of(floor)),
+                             exch_cell(c), fmt_ratio(c.get("per_exchange"), floor and floor.get("per_exchange")),
+                             f"{s.get('exchanges', 0):,}", latency(c, "p50"), latency(c, "p99"),
+                             fmt_kib(rss), f"{rss * 1024 / jobs:,.0f} B" if rss and jobs else "—"])
+        w(table(["policy", "transport", "wall", "vs fcfs", "per exchange", "vs fcfs",
+                 "exchanges", "latency p50", "latency p99", "peak RSS", "RSS per job"], rows))
+        w("")
+
+    # Deep queues, 1 worker
+    plots = {}
+    if deep:
+        w("## Deep queues (1 worker, over the socket)\n")
+        rows = []
+        for n in deep:
+            floor = idx.get(("deep", str(n), "fcfs", "socket", 1))
+            for p in POLICIES:
+                c = idx.get(("deep", str(n), p, "socket", 1))
+                if not c:
+                    continue
+                s, rss = c.get("summary"), c.get("sched_rss_kib")
+                rows.append([f"{n:,}", p, wall_cell(c), fmt_ratio(wall_of(c), wall_of(floor)),
+                             exch_cell(c), fmt_ratio(c.get("per_exchange"), floor and floor.get("per_exchange")),
+                             f"{s['exchanges']:,}" if s else "—", latency(c, "p50"), latency(c, "p99"),
+                             fmt_kib(rss), f"{rss * 1024 / n:,.0f} B" if rss else "—"])
+        w(table(["jobs pending", "policy", "wall", "vs fcfs", "per exchange", "vs fcfs",
+                 "exchanges", "latency p50", "latency p99", "fastbf peak RSS", "RSS per pending job"], rows))
+        w("")
+
+        done, part, lat = [], [], []
+        for i, p in enumerate(POLICIES, 1):
+            cs = [idx.get(("deep", str(n), p, "socket", 1)) for n in deep]
+            done.append((f"{p}", [(c["depth"], c["per_exchange"]) for c in cs
+                                  if c and c["status"] == "ok"], f"with linespoints lw 2 pt 7 lc {i}"))
+            part.append((f"{p} † (over the limit)", [(c["depth"], c["per_exchange"]) for c in cs
+                         if c and c["status"] == "over" and c.get("per_exchange")],
+                         f"with points pt 6 ps 2 lw 2 lc {i}"))
+            for key, style in (("p50", "lw 2 pt 7"), ("p99", "dt 2 pt 6")):
+                lat.append((f"{p} {key}", [(c["depth"], c["summary"]["latency_s"][key]) for c in cs
+                                           if c and c.get("summary")], f"with linespoints {style} lc {i}"))
+        floor = echo_p50(res)
+        xr = f"set xrange [{deep[0] / 2}:{deep[-1] * 2}]\n"
+        extra = xr + (f"set yrange [{floor / 2}:*]\n"
+                 f"set arrow from graph 0,first {floor} to graph 1,first {floor} nohead dt 3 lc rgb 'gray'\n"
+                 f"set label 'ZeroMQ echo p50' at graph 0.02,first {floor} offset 0,-0.7 tc rgb 'gray'"
+                 if floor else "")
+        plots["decision"] = plot(pdir, datdir, "decision-cost",
+                                 "Mean time per exchange vs queue depth (1 worker, socket)",
+                                 "jobs pending at t = 0", "seconds per exchange", done + part, extra=extra)
+        plots["latency"] = plot(pdir, datdir, "latency", "Exchange latency vs queue depth (1 worker, socket)",
+                                "jobs pending at t = 0", "latency (s)", lat, extra=xr)
+        mem = [(p, [(c["depth"], c["sched_rss_kib"] * 1024 / c["depth"]) for c in
+                    (idx.get(("deep", str(n), p, "socket", 1)) for n in deep)
+                    if c and c.get("sched_rss_kib")], f"with linespoints lw 2 pt 7 lc {i}")
+               for i, p in enumerate(POLICIES, 1)]
+        plots["memory"] = plot(pdir, datdir, "memory", "fastbf peak RSS per pending job",
+                               "jobs pending at t = 0", "bytes per pending job", mem, extra=xr)
+
+    # Workers
+    if len(workers) > 1:
+        w("## Worker threads (`--workers`, deep queues, socket)\n")
+        w(f"Speedup = time at 1 worker / time at W workers: wall time when both runs completed, "
+          f"else the † per-exchange figure when both were over the limit. "
+          f"This machine has {cores} cores: worker counts above that (marked *) are "
+          f"oversubscribed and show contention, not scaling.\n")
+        rows, sp = [], []
+        for p in ("easy", "conservative"):
+            for n in deep:
+                base = idx.get(("deep", str(n), p, "socket", 1))
+                cells, pts = [], []
+                for k in workers:
+                    c = idx.get(("deep", str(n), p, "socket", k))
+                    if not c:
+                        cells.append("—"); continue
+                    ratio = None
+                    if base and base["status"] == c["status"] == "ok":
+                        ratio = wall_of(base) / wall_of(c)
+                    elif base and base["status"] == c["status"] == "over" and base.get("per_exchange") and c.get("per_exchange"):
+                        ratio = base["per_exchange"] / c["per_exchange"]
+                    v = (wall_cell(c) if c["status"] == "ok" else exch_cell(c) if c["status"] == "over"
+                         else wall_cell(c))
+                    cells.append(v + (f", **{ratio:.2f}×**" if ratio else ""))
+                    if ratio:
+                        pts.append((k, ratio))
+                rows.append([p, f"{n:,}"] + cells)
+                sp.append((f"{p} {n:g}", pts, "with linespoints lw 2"))
+        w(table(["policy", "jobs pending"] + [f"{k} worker{'s' if k > 1 else ''}{' *' if k > cores else ''}"
+                                              for k in workers], rows))
+        w("")
+        plots["speedup"] = plot(pdir, datdir, "speedup", f"Speedup vs workers ({cores} cores)",
+                                "workers", "speedup vs 1 worker (higher is better)",
+                                sp + [("ideal", [(k, k) for k in workers], "with lines dt 3 lc rgb 'gray'")],
+                                logx=True, logy=True, extra=f"set xrange [1:{max(workers)}]\n"
+                                f"set arrow from {cores},graph 0 to {cores},graph 1 nohead dt 2 lc rgb 'red'\n"
+                                f"set label 'cores' at {cores},graph 0.95 offset 0.5,0 tc rgb 'red'")
+
+    if any(plots.values()):
+        w("## Plots\n")
+        for key, title in (("decision", "Decision cost (mean time per exchange) vs queue depth"),
+                           ("latency", "Exchange latency p50 / p99 vs queue depth"),
+                           ("memory", "fastbf peak RSS per pending job vs queue depth"),
+                           ("speedup", "Speedup vs workers")):
+            if plots.get(key):
+                w(f"- [{title}](plots/{plots[key]})\n\n  ![{title}](plots/{plots[key]})\n")
+
+    mb = os.path.join(res, "microbench.json")
+    if os.path.exists(mb):
+        with open(mb) as f:
+            bj = json.load(f)
+        w("## Micro-benchmarks (Google Benchmark)\n")
+        w("Cases picked by the filter in the commands below (see bench/README.md for what each "
+          "measures). Raw JSON: `build-bench/bench-results/microbench.json`.\n")
+        rows = []
+        for b in bj.get("benchmarks", []):
+            scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}[b.get("time_unit", "ns")]
+            rows.append([f"`{b['name']}`", fmt_s(b["real_time"] * scale), fmt_s(b["cpu_time"] * scale),
+                         f"{b['iterations']:,}"])
+        w(table(["benchmark", "real time", "CPU time", "iterations"], rows))
+        w("")
+
+    failed = [c for c in cases if c["status"] == "failed"]
+    if failed:
+        w("## FAILED cases\n")
+        for c in failed:
+            w(f"- {c['kind']} {c['workload']} {c['policy']} {c['transport']} {c['workers']} workers: "
+              f"exit {c['rc']}\n\n```\n{c.get('output_tail', '').strip()}\n```\n")
+
+    w("## Commands run\n")
+    w("In order (`run_case.py` runs the instrumented run of each case, hyperfine the repeats):\n")
+    with open(os.path.join(res, "commands.txt")) as f:
+        cmds = f.read().strip().replace(os.getcwd() + "/", "")
+    w("```sh\n" + cmds + "\n```")
+    with open(out_md, "w") as f:
+        f.write("\n".join(md) + "\n")
+    print(f"report.py: wrote {out_md} and {len([p for p in plots.values() if p])} plots in {pdir}/")
+
+
+if __name__ == "__main__":
+    main()

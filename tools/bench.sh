@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# fastbf's whole-process benchmarks: builds a Release build in build-bench/,
+# replays the bundled traces (data/) and deep queues made by fastbf-gen under
+# fcfs, easy and conservative (in-process and over ZeroMQ, 1..16 workers),
+# each case under a time limit, times them with hyperfine, runs the Google
+# Benchmark micro-benchmarks, then writes bench/RESULTS.md and bench/plots/.
+# See bench/README.md ("Whole-process benchmarks").
+# Usage: bash tools/bench.sh [--quick] [--limit SECONDS] [--no-install]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
+die() { echo "bench.sh: $*" >&2; exit 2; }
+
+mode=full limit= install=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) mode=quick ;;
+    --limit) [ $# -ge 2 ] || die "--limit needs a number of seconds"; limit=$2; shift ;;
+    --no-install) install=0 ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown option '$1' (try --help)" ;;
+    esac
+    shift
+done
+
+# Per mode: queue depths, per-case limit (s), hyperfine runs per case and the
+# seconds they may take together, micro-benchmark filter.
+if [ "$mode" = quick ]; then
+    depths="1000 10000"; limit=${limit:-6}; runs=3; repeat_s=5; echo_trips=5000
+    mb_filter='BM_Idset|BM_JobsFind|BM_Decide/easy/workers:1/waiting:(1000|10000)/|BM_Decide/conservative/workers:1/waiting:1000/'
+else
+    depths="1000 10000 100000 1000000"; limit=${limit:-60}; runs=5; repeat_s=60; echo_trips=20000
+    mb_filter='-conservative/workers:./waiting:100000' # all but two ~40 s cases
+fi
+[[ "$limit" =~ ^[0-9]+$ && "$limit" -gt 0 ]] || die "--limit: '$limit' is not a whole number of seconds > 0"
+floor_limit=$((limit * 4))
+workers="1 2 4 8 16"
+
+build=build-bench # ignored by .gitignore's /build*/
+res=$build/bench-results
+bin=$PWD/$build
+start=$(date +%s)
+
+[ "$install" = 0 ] || bash tools/install-deps.sh
+for t in hyperfine gnuplot python3 /usr/bin/time cmake; do
+    command -v "$t" >/dev/null || die "'$t' is missing: run 'bash tools/install-deps.sh' as root"
+done
+
+echo "== build ($build, Release)"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null ||
+    die "cmake configure failed in $build"
+targets=(fastbf fastbf-replay fastbf-gen)
+have_mb=0
+if cmake --build "$build" --target help 2>/dev/null | grep -c fbf_microbench >/dev/null; then
+    targets+=(fbf_microbench); have_mb=1
+fi
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null ||
+    die "build failed (run: cmake --build $build --target ${targets[*]})"
+
+rm -rf "$res"
+mkdir -p "$res/cases" "$build/workloads"
+cat >"$res/meta.env" <<EOF
+mode=$mode
+limit_s=$limit
+floor_limit_s=$floor_limit
+runs=$runs
+repeat_s=$repeat_s
+depths="$depths"
+workers="$workers"
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+dirty=$(git status --porcelain -uno 2>/dev/null | wc -l)
+compiler="$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt") $(cc -dumpfullversion 2>/dev/null || true)"
+hyperfine="$(hyperfine --version)"
+EOF
+
+# q ARGS...: one shell-quoted command line. Every command run goes to
+# commands.txt, for RESULTS.md.
+q() {
+    local a out=()
+    for a in "$@"; do
+        if [[ "$a" =~ ^[A-Za-z0-9_./:=%+,@~-]+$ ]]; then out+=("$a"); else out+=("${a@Q}"); fi
+    done
+    echo "${out[*]}"
+}
+log() { q "$@" >>"$res/commands.txt"; }
+run() { log "$@"; "$@"; }
+
+failed=0
+
+# case NAME LIMIT INSTRUMENTED_CMD... -- PLAIN_CMD...
+# One instrumented run under LIMIT (run_case.py: summary, memory, progress),
+# then up to `runs` plain runs with hyperfine while they fit in $repeat_s s.
+case_run() {
+    local name=$1 lim=$2 dir=$res/cases/$1
+    shift 2
+    local -a inst=() plain=()
+    while [ "$1" != -- ]; do inst+=("$1"); shift; done
+    shift
+    plain=("$@")
+    mkdir -p "$dir"
+    printf '%-44s ' "$name"
+    run python3 bench/run_case.py --dir "$dir" --limit "$lim" -- "${inst[@]}" || { failed=1; return 0; }
+    local n
+    n=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))
+print(0 if c["status"]!="ok" else min(int(sys.argv[2]), int(float(sys.argv[3])/max(c["elapsed_s"],1e-3))))' \
+        "$dir/case.json" "$runs" "$repeat_s")
+    if [ "$n" -ge 2 ]; then
+        local cmdline
+        cmdline=$(q timeout -k 5 $((lim * 2)) "${plain[@]}")
+        run hyperfine --runs "$n" --style none --export-json "$dir/hyperfine.json" \
+            --command-name "$name" "$cmdline" || { echo "  hyperfine failed"; failed=1; }
+    fi
+}
+
+# sched_cmd DIR ARGS...: the --scheduler string of an instrumented socket run.
+sched_cmd() {
+    local dir=$1
+    shift
+    printf 'echo $$ > %q; exec /usr/bin/time -f %%M -o %q %q %s --endpoint {endpoint} --verbose 2>%q' \
+        "$dir/sched.pid" "$dir/sched.rss" "$bin/fastbf" "$*" "$dir/sched.log"
+}
+
+echo "== transport floor (bare ZeroMQ echo)"
+run "$build/fastbf-replay" --echo-bench "$echo_trips" | tee "$res/echo.txt"
+
+echo "== trace replays"
+shopt -s nullglob
+traces=(data/*.swf data/*.swf.gz data/*.json)
+[ ${#traces[@]} -gt 0 ] || die "no trace under data/"
+for tr in "${traces[@]}"; do
+    tname=$(basename "$tr"); tname=${tname%%.swf*}; tname=${tname%.json}
+    for p in fcfs easy conservative; do
+        name=trace~$tname~$p~inproc~1
+        case_run "$name" "$floor_limit" \
+            "$build/fastbf-replay" "$tr" --inproc --policy "$p" --out "$res/cases/$name" -- \
+            "$build/fastbf-replay" "$tr" --inproc --policy "$p" --quiet
+        name=trace~$tname~$p~socket~1
+        case_run "$name" "$floor_limit" \
+            "$build/fastbf-replay" "$tr" --timeout $((floor_limit + 10)) --out "$res/cases/$name" \
+            --scheduler "$(sched_cmd "$res/cases/$name" --policy "$p")" -- \
+            "$build/fastbf-replay" "$tr" --scheduler "$bin/fastbf --policy $p"
+    done
+done
+
+echo "== deep queues (fastbf-gen --mode deep; limit ${limit}s, fcfs ${floor_limit}s)"
+declare -A over_at=()
+for n in $depths; do
+    wl=$build/workloads/deep-$n.swf.gz
+    [ -s "$wl" ] || run "$build/fastbf-gen" --jobs "$n" --mode deep --seed 1 --output "$wl"
+    for pw in fcfs:1 $(for p in easy conservative; do for w in $workers; do echo "$p:$w"; done; done); do
+        p=${pw%:*} w=${pw#*:}
+        name=deep~$n~$p~socket~$w
+        lim=$limit; [ "$p" = fcfs ] && lim=$floor_limit
+        if [ -n "${over_at[$pw]:-}" ]; then # quadratic: a deeper queue is over too
+            mkdir -p "$res/cases/$name"
+            printf '{"status": "skipped", "over_at": %s, "limit_s": %s}\n' "${over_at[$pw]}" "$lim" \
+                >"$res/cases/$name/case.json"
+            printf '%-44s skipped (over the limit at %s)\n' "$name" "${over_at[$pw]}"
+            continue
+        fi
+        case_run "$name" "$lim" \
+            "$build/fastbf-replay" "$wl" --timeout $((lim + 10)) --out "$res/cases/$name" \
+            --scheduler "$(sched_cmd "$res/cases/$name" --policy "$p" --workers "$w")" -- \
+            "$build/fastbf-replay" "$wl" --timeout $((lim + 10)) \
+            --scheduler "$bin/fastbf --policy $p --workers $w"
+        grep -q '"status": "over"' "$res/cases/$name/case.json" 2>/dev/null && over_at[$pw]=$n
+    done
+done
+
+if [ "$have_mb" = 1 ]; then
+    echo "== micro-benchmarks (filter: $mb_filter)"
+    run "$build/fbf_microbench" --benchmark_filter="$mb_filter" \
+        --benchmark_out="$res/microbench.json" --benchmark_out_format=json >"$res/microbench.txt" ||
+        { echo "fbf_microbench failed (see $res/microbench.txt)"; failed=1; }
+else
+    echo "== micro-benchmarks skipped: fbf_microbench is not built (Google Benchmark missing?)"
+fi
+
+echo "elapsed_s=$(($(date +%s) - start))" >>"$res/meta.env"
+echo "== report"
+python3 bench/report.py "$res" bench/RESULTS.md bench/plots
+echo "bench.sh: $mode run done in $(($(date +%s) - start)) s; see bench/RESULTS.md (raw data: $res/)"
+[ "$failed" = 0 ] || { echo "bench.sh: some cases FAILED (see RESULTS.md)" >&2; exit 1; }
