@@ -115,7 +115,8 @@ def exch_cell(c):
         p = c.get("progress", {})
         if not c.get("per_exchange"):
             return f"> {fmt_s(c['limit_s'] - p.get('burst_done_s', 0))} (no exchange after the burst)"
-        return (f"{fmt_s(c['per_exchange'])} † ({p['exchanges_after_burst']} exchanges, "
+        k = p["exchanges_after_burst"]
+        return (f"{fmt_s(c['per_exchange'])} † ({k:,} exchange{'s' if k > 1 else ''}, "
                 f"{p['waiting_last']:,} still waiting)")
     return fmt_s(c.get("per_exchange"))
 
@@ -233,10 +234,11 @@ def main():
       "on 1024 resources; the replay runs until every job has completed, so the queue drains "
       "from about N to 0 (a completed run's per-exchange figure is a mean over depths N..0). "
       "A run over the limit is killed and reported, not failed: **†** marks its per-exchange "
-      "figure, the mean over the exchanges made after the submission burst (read from "
-      "`fastbf --verbose`, sampled every 0.1 s) while the queue was still about N deep. "
-      "Once a policy and worker count is over the limit at one depth, deeper queues are not "
-      "run (every backfilling decision at least scans the queue).\n")
+      "figure, the mean over the exchanges made after the submission burst until the limit "
+      "(read from `fastbf --verbose`, sampled every 0.1 s), while the queue went from about N "
+      "to the number still waiting shown. Once a policy and worker count is over the limit at "
+      "one depth, deeper queues are not run (every backfilling decision at least scans the "
+      "queue), except with 1 worker while the run still got past the burst.\n")
 
     echo = os.path.join(res, "echo.txt")
     if os.path.exists(echo):
@@ -298,10 +300,10 @@ def main():
                 lat.append((f"{p} {key}", [(c["depth"], c["summary"]["latency_s"][key]) for c in cs
                                            if c and c.get("summary")], f"with linespoints {style} lc {i}"))
         floor = echo_p50(res)
-        xr = f"set xrange [{deep[0] / 2}:{deep[-1] * 2}]\n"
+        xr = f"set xrange [{deep[0] / 2}:{deep[-1] * 2}]\nset format x '10^{{%T}}'\n"
         extra = xr + (f"set yrange [{floor / 2}:*]\n"
                  f"set arrow from graph 0,first {floor} to graph 1,first {floor} nohead dt 3 lc rgb 'gray'\n"
-                 f"set label 'ZeroMQ echo p50' at graph 0.02,first {floor} offset 0,-0.7 tc rgb 'gray'"
+                 f"set label 'ZeroMQ echo p50' at graph 0.02,first {floor} offset 0,0.6 tc rgb 'gray'"
                  if floor else "")
         plots["decision"] = plot(pdir, datdir, "decision-cost",
                                  "Mean time per exchange vs queue depth (1 worker, socket)",
@@ -321,7 +323,9 @@ def main():
         w(f"Speedup = time at 1 worker / time at W workers: wall time when both runs completed, "
           f"else the † per-exchange figure when both were over the limit. "
           f"This machine has {cores} cores: worker counts above that (marked *) are "
-          f"oversubscribed and show contention, not scaling.\n")
+          f"oversubscribed and show contention, not scaling. Speedups between two † figures are "
+          f"indicative only: the faster run got further down the queue, where exchanges are "
+          f"cheaper.\n")
         rows, sp = [], []
         for p in ("easy", "conservative"):
             for n in deep:
@@ -342,7 +346,8 @@ def main():
                     if ratio:
                         pts.append((k, ratio))
                 rows.append([p, f"{n:,}"] + cells)
-                sp.append((f"{p} {n:g}", pts, "with linespoints lw 2"))
+                if len(pts) > 1:
+                    sp.append((f"{p} {n:,}", pts, "with linespoints lw 2"))
         w(table(["policy", "jobs pending"] + [f"{k} worker{'s' if k > 1 else ''}{' *' if k > cores else ''}"
                                               for k in workers], rows))
         w("")
