@@ -252,18 +252,18 @@ static int64_t used_at(const fbf_profile *p, double t)
 }
 
 /*
- * Maximum of used(k) over keys k with lo < k < hi (a bound applies only if
+ * Maximum (or minimum) of used(k) over keys k with lo < k < hi (a bound applies only if
  * its flag is set); INT64_MIN if there is none. base = sum of the deltas
  * before subtree x. Once a node inside the range is found the two
  * children each keep only one bound, and a subtree with no bound left is
- * answered by its maxp: the usual O(height) range decomposition.
+ * answered by its maxp (minp): the usual O(height) range decomposition.
  */
-static int64_t range_max(const node *n, uint32_t x, int64_t base, double lo,
-                         double hi, bool blo, bool bhi)
+static int64_t range_ext(const node *n, uint32_t x, int64_t base, double lo, double hi,
+                         bool blo, bool bhi, bool want_max)
 {
     while (x) {
         if (!blo && !bhi)
-            return base + n[x].maxp;
+            return base + (want_max ? n[x].maxp : n[x].minp);
         int64_t here = base + n[n[x].l].sum + n[x].delta;
         if (blo && !(n[x].key > lo)) {
             base = here;
@@ -271,35 +271,25 @@ static int64_t range_max(const node *n, uint32_t x, int64_t base, double lo,
         } else if (bhi && !(n[x].key < hi)) {
             x = n[x].l;
         } else {
-            int64_t a = range_max(n, n[x].l, base, lo, hi, blo, false);
-            int64_t b = range_max(n, n[x].r, here, lo, hi, false, bhi);
-            return max64(here, max64(a, b));
+            int64_t a = range_ext(n, n[x].l, base, lo, hi, blo, false, want_max);
+            int64_t b = range_ext(n, n[x].r, here, lo, hi, false, bhi, want_max);
+            return want_max ? max64(here, max64(a, b)) : min64(here, min64(a, b));
         }
     }
-    return INT64_MIN;
+    return want_max ? INT64_MIN : INT64_MAX;
 }
 
-/* Mirror of range_max: minimum of used(k) over keys lo < k < hi;
- * INT64_MAX if there is none. */
-static int64_t range_min(const node *n, uint32_t x, int64_t base, double lo,
-                         double hi, bool blo, bool bhi)
+static int64_t range_max(const node *n, uint32_t x, int64_t base, double lo, double hi,
+                         bool blo, bool bhi)
 {
-    while (x) {
-        if (!blo && !bhi)
-            return base + n[x].minp;
-        int64_t here = base + n[n[x].l].sum + n[x].delta;
-        if (blo && !(n[x].key > lo)) {
-            base = here;
-            x = n[x].r;
-        } else if (bhi && !(n[x].key < hi)) {
-            x = n[x].l;
-        } else {
-            int64_t a = range_min(n, n[x].l, base, lo, hi, blo, false);
-            int64_t b = range_min(n, n[x].r, here, lo, hi, false, bhi);
-            return min64(here, min64(a, b));
-        }
-    }
-    return INT64_MAX;
+    return range_ext(n, x, base, lo, hi, blo, bhi, true);
+}
+
+/* Minimum of used(k) over keys lo < k < hi; INT64_MAX if there is none. */
+static int64_t range_min(const node *n, uint32_t x, int64_t base, double lo, double hi,
+                         bool blo, bool bhi)
+{
+    return range_ext(n, x, base, lo, hi, blo, bhi, false);
 }
 
 /*
