@@ -366,6 +366,32 @@ static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *
                       c->type);
 }
 
+void fbf_bv4_checker_init(fbf_bv4_checker *k, double now, bool begun)
+{
+    *k = (fbf_bv4_checker){.now = now, .prev = -INFINITY, .begun = begun, .index = -1};
+}
+
+int fbf_bv4_check_event(fbf_bv4_checker *k, const cJSON *ev, fbf_error *err)
+{
+    ctx c = {.index = ++k->index, .type = "message", .err = err};
+    return check_event(&c, ev, k->now, &k->prev, &k->begun, &k->ended);
+}
+
+int fbf_bv4_checker_end(const fbf_bv4_checker *k, fbf_error *err)
+{
+    if (!k->begun)
+        return fbf_errorf(err, -EPROTO, "message: the first message must hold SIMULATION_BEGINS");
+    return 0;
+}
+
+int fbf_bv4_check_now(const cJSON *now, fbf_error *err)
+{
+    if (!cJSON_IsNumber(now) || !isfinite(now->valuedouble))
+        return fbf_errorf(err, -EPROTO, "message: now: expected a finite number, got %s",
+                          describe(now));
+    return 0;
+}
+
 int fbf_bv4_check(fbf_json_arena *arena, const char *text, size_t len, bool begun, cJSON **root,
                   fbf_error *err)
 {
@@ -385,29 +411,27 @@ int fbf_bv4_check(fbf_json_arena *arena, const char *text, size_t len, bool begu
     if (end && end < text + len && *end)
         return fbf_errorf(err, -EPROTO, "malformed JSON message: unexpected bytes after the "
                           "message at byte %ld", (long)(end - text));
-    ctx c = {.index = -1, .type = "message", .err = err};
     int rc = 0;
     const cJSON *now = get(r, "now"), *events = get(r, "events");
     if (!cJSON_IsObject(r))
         rc = fbf_errorf(err, -EPROTO, "message: expected a JSON object, got %s", describe(r));
-    else if (!cJSON_IsNumber(now) || !isfinite(now->valuedouble))
-        rc = fbf_errorf(err, -EPROTO, "message: now: expected a finite number, got %s",
-                        describe(now));
+    else if ((rc = fbf_bv4_check_now(now, err)) < 0)
+        ;
     else if (!cJSON_IsArray(events))
         rc = fbf_errorf(err, -EPROTO, "message: events: expected an array, got %s",
                         describe(events));
-    double prev = -INFINITY;
-    bool ended = false;
-    const cJSON *ev;
-    if (rc == 0)
+    fbf_bv4_checker k;
+    if (rc == 0) {
+        fbf_bv4_checker_init(&k, now->valuedouble, begun);
+        const cJSON *ev;
         cJSON_ArrayForEach(ev, events)
         {
-            c.index++;
-            if ((rc = check_event(&c, ev, now->valuedouble, &prev, &begun, &ended)) < 0)
+            if ((rc = fbf_bv4_check_event(&k, ev, err)) < 0)
                 break;
         }
-    if (rc == 0 && !begun)
-        rc = fbf_errorf(err, -EPROTO, "message: the first message must hold SIMULATION_BEGINS");
+    }
+    if (rc == 0)
+        rc = fbf_bv4_checker_end(&k, err);
     if (rc < 0)
         return rc;
     *root = r;

@@ -51,6 +51,20 @@ static inline fbf_bv4_event fbf_bv4_event_of(const cJSON *ev)
 int fbf_bv4_check(fbf_json_arena *arena, const char *text, size_t len, bool begun, cJSON **root,
                   fbf_error *err);
 
+/* The same checks one event at a time, for a message read as a stream
+ * (io/json_stream.h): init with the message's now, check each event in
+ * order (its kind is recorded as fbf_bv4_check() does), then end. */
+typedef struct fbf_bv4_checker {
+    double now, prev;
+    bool begun, ended;
+    int index;
+} fbf_bv4_checker;
+void fbf_bv4_checker_init(fbf_bv4_checker *k, double now, bool begun);
+int fbf_bv4_check_event(fbf_bv4_checker *k, const cJSON *ev, fbf_error *err);
+int fbf_bv4_checker_end(const fbf_bv4_checker *k, fbf_error *err);
+/* The message's now: a finite number. */
+int fbf_bv4_check_now(const cJSON *now, fbf_error *err);
+
 /* The compute resources of a checked SIMULATION_BEGINS data object: the
  * ids of compute_resources when given, else 0..nb_compute_resources-1
  * (else 0..nb_resources-1). */

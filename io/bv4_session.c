@@ -7,7 +7,10 @@
  * the envelope and every event's fields and types (io/bv4_check.c); only
  * then apply() feeds the events, in message order, to the engine, which
  * may still refuse one (an unknown or not-running job) — that error ends
- * the session. Replies are built with cJSON, decisions in D0 order
+ * the session. A request of FBF_BV4_STREAM_MIN bytes or more is the
+ * exception: its events are parsed, checked and applied one at a time
+ * (io/json_stream.h), because its whole tree would cost several times the
+ * memory of the jobs it submits; a bad event there also ends the session. Replies are built with cJSON, decisions in D0 order
  * followed by any ANSWER.
  *
  * Both the nested config of the protocol text (config.redis.enabled,
@@ -24,6 +27,7 @@
 #include <string.h>
 
 #include "io/bv4_check.h"
+#include "io/json_stream.h"
 
 struct fbf_bv4_session {
     fbf_bv4_options opt;
@@ -202,12 +206,36 @@ static int on_notify(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
     return 0;
 }
 
-static int apply(fbf_bv4_session *s, const cJSON *events, cJSON *answers, fbf_error *err)
+/* Where apply() takes its events from: the checked tree of a whole
+ * message, or a stream that parses and checks one event at a time. */
+typedef struct event_source {
+    const cJSON *next;       /* whole message: the next event */
+    fbf_json_stream *stream; /* NULL for a whole message */
+    fbf_bv4_checker *checker;
+} event_source;
+
+/* 1 and *ev, 0 at the end, or a checking error (already worded). */
+static int next_event(event_source *src, const cJSON **ev, fbf_error *err)
+{
+    if (!src->stream) {
+        *ev = src->next;
+        if (*ev)
+            src->next = (*ev)->next;
+        return *ev != NULL;
+    }
+    cJSON *e;
+    int rc = fbf_json_stream_next(src->stream, &e, err);
+    if (rc == 1 && (rc = fbf_bv4_check_event(src->checker, e, err)) == 0)
+        rc = 1;
+    *ev = e;
+    return rc;
+}
+
+static int apply(fbf_bv4_session *s, event_source *src, cJSON *answers, fbf_error *err)
 {
     const cJSON *ev;
-    int index = 0;
-    cJSON_ArrayForEach(ev, events)
-    {
+    int index = 0, more;
+    while ((more = next_event(src, &ev, err)) == 1) {
         double ts = cJSON_GetObjectItemCaseSensitive(ev, "timestamp")->valuedouble;
         const char *type = cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring;
         const cJSON *data = cJSON_GetObjectItemCaseSensitive(ev, "data");
@@ -237,7 +265,7 @@ static int apply(fbf_bv4_session *s, const cJSON *events, cJSON *answers, fbf_er
         }
         index++;
     }
-    return 0;
+    return more;
 }
 
 /* Fills each pending estimate_waiting_time answer from the engine, now
@@ -422,18 +450,63 @@ static int print_reply(fbf_bv4_session *s, cJSON *out)
     }
 }
 
+/* The members of a streamed message: now must come before events. */
+typedef struct envelope {
+    double now;
+    bool has_now;
+} envelope;
+
+static int on_member(void *ctx, const char *key, const cJSON *v, fbf_error *err)
+{
+    envelope *env = ctx;
+    if (strcmp(key, "now") != 0)
+        return 0;
+    int rc = fbf_bv4_check_now(v, err);
+    if (rc == 0) {
+        env->now = v->valuedouble;
+        env->has_now = true;
+    }
+    return rc;
+}
+
 int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
                            const char **reply, size_t *reply_len, fbf_error *err)
 {
     if (s->ended)
         return fbf_errorf(err, -EPROTO, "message received after SIMULATION_ENDS");
-    cJSON *root = NULL;
-    int rc = fbf_bv4_check(s->arena, req, len, s->begun, &root, err);
-    if (rc < 0)
-        return rc;
-    s->begun = true;
+    /* A large message (a deep queue's submissions) is read one event at a
+     * time, so that its parse tree never exists whole; it is checked and
+     * applied event by event (an error still ends the session). The
+     * stream needs now before events, as Batsim writes it; otherwise the
+     * message is parsed whole. */
+    fbf_json_stream stream;
+    fbf_bv4_checker checker;
+    envelope env = {0};
+    event_source src = {0};
+    int rc = 0;
+    if (len >= FBF_BV4_STREAM_MIN) {
+        rc = fbf_json_stream_open(&stream, s->arena, req, len, "events", on_member, &env, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0 || !env.has_now)
+            rc = 0; /* events absent, or before now: the whole parse says what is wrong */
+        else {
+            fbf_bv4_checker_init(&checker, env.now, s->begun);
+            src.stream = &stream;
+            src.checker = &checker;
+        }
+    }
+    double now;
+    if (!src.stream) {
+        cJSON *root = NULL;
+        if ((rc = fbf_bv4_check(s->arena, req, len, s->begun, &root, err)) < 0)
+            return rc;
+        s->begun = true;
+        now = cJSON_GetObjectItemCaseSensitive(root, "now")->valuedouble;
+        src.next = cJSON_GetObjectItemCaseSensitive(root, "events")->child;
+    } else
+        now = env.now;
     s->nb_messages++;
-    double now = cJSON_GetObjectItemCaseSensitive(root, "now")->valuedouble;
     cJSON *answers = cJSON_CreateArray();
     cJSON *out = NULL;
     fbf_error inner;
@@ -441,9 +514,10 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
         rc = fbf_errorf(err, -ENOMEM, "out of memory");
     else if ((rc = fbf_engine_begin(s->engine, now, &inner)) < 0)
         fbf_errorf(err, rc, "now: %s", inner.text);
-    else if ((rc = apply(s, cJSON_GetObjectItemCaseSensitive(root, "events"), answers, err)) ==
-                 0 &&
+    else if ((rc = apply(s, &src, answers, err)) == 0 &&
+             (!src.stream || (rc = fbf_bv4_checker_end(&checker, err)) == 0) &&
              (rc = fbf_engine_decide(s->engine, err)) == 0) {
+        s->begun = true;
         fill_answers(s, answers);
         if (build_reply(s, answers, &out) < 0)
             rc = fbf_errorf(err, -ENOMEM, "out of memory building the reply");

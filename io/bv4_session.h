@@ -45,6 +45,11 @@ typedef struct fbf_bv4_options {
     bool tag_starts;
 } fbf_bv4_options;
 
+/* Requests of at least this many bytes are read one event at a time
+ * (io/json_stream.h) instead of being parsed whole: a message that submits
+ * a million jobs then costs no more memory than its text and the jobs. */
+#define FBF_BV4_STREAM_MIN ((size_t)1 << 20)
+
 /* Returned by fbf_bv4_session_handle() once SIMULATION_ENDS was handled:
  * send the reply, then close. */
 #define FBF_BV4_ENDED 1
