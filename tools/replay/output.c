@@ -235,6 +235,7 @@ static int write_json(const fbf_replay *r, const fbf_replay_stats *st, const cha
     cJSON_AddNumberToObject(jobs, "rejected", (double)r->rejected);
     cJSON_AddNumberToObject(jobs, "skipped", (double)fbf_workload_skipped_total(r->wl));
     cJSON_AddNumberToObject(jobs, "registered", (double)r->registered);
+    cJSON_AddNumberToObject(jobs, "registration_reopenings", (double)r->continues);
     if (r->cfg.query_wait) {
         cJSON *q = cJSON_AddObjectToObject(o, "predictions");
         cJSON_AddNumberToObject(q, "answers", (double)r->answered);
