@@ -100,6 +100,13 @@ static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
                           "run Batsim without --enable-redis");
     s->dynamic_jobs =
         config_flag(config, "dynamic-jobs-enabled", "job_submission", "from_scheduler", "enabled");
+    if (s->opt.submitter) {
+        bool acks = config_flag(config, "dynamic-jobs-acknowledged", "job_submission",
+                                "from_scheduler", "acknowledge");
+        int rc = fbf_bv4_register_configure(s->opt.submitter, s->dynamic_jobs, acks, err);
+        if (rc < 0)
+            return rc;
+    }
 
     fbf_idset compute;
     fbf_idset_init(&compute);
@@ -280,8 +287,19 @@ static void fill_answers(fbf_bv4_session *s, cJSON *answers)
             cJSON_GetObjectItemCaseSensitive(a, "data"), "estimate_waiting_time");
         cJSON *res = cJSON_DetachItemFromObjectCaseSensitive(est, "res");
         cJSON *wall = cJSON_DetachItemFromObjectCaseSensitive(est, "walltime");
-        double t = fbf_engine_estimate_start(s->engine, (int64_t)res->valuedouble,
-                                             wall->valuedouble);
+        double t = NAN;
+        /* A job the engine knows needs no hypothesis: a started job waits
+         * no more, a waiting one starts at its reservation when it holds
+         * one. Otherwise, a potential job (res, walltime) submitted now. */
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(est, "job_id");
+        fbf_job_h h = fbf_engine_find(s->engine, id->valuestring);
+        if (h != FBF_JOB_NONE && fbf_engine_job_state(s->engine, h) == FBF_JOB_RUNNING)
+            t = fmax(fbf_engine_job_start(s->engine, h), now);
+        else if (h != FBF_JOB_NONE)
+            t = fbf_engine_job_reservation(s->engine, h);
+        if (isnan(t))
+            t = fbf_engine_estimate_start(s->engine, (int64_t)res->valuedouble,
+                                          wall->valuedouble);
         /* -1: never, or the policy cannot tell (JSON has no infinity). */
         cJSON_AddNumberToObject(est, "estimated_waiting_time", isfinite(t) ? t - now : -1.0);
         cJSON_Delete(res);
@@ -351,7 +369,17 @@ static int add_start_tag(fbf_bv4_session *s, cJSON *events, const char *now, fbf
     return add_event(events, now, "SET_JOB_METADATA", data);
 }
 
-static int build_reply(fbf_bv4_session *s, cJSON *answers, cJSON **out)
+/* Moves every event of from to the end of events, stamped now. */
+static void append_stamped(cJSON *events, cJSON *from, const char *now)
+{
+    cJSON *a;
+    while ((a = cJSON_DetachItemFromArray(from, 0)) != NULL) {
+        cJSON_ReplaceItemInObjectCaseSensitive(a, "timestamp", cJSON_CreateRaw(now));
+        cJSON_AddItemToArray(events, a);
+    }
+}
+
+static int build_reply(fbf_bv4_session *s, cJSON *registrations, cJSON *answers, cJSON **out)
 {
     char now[32];
     format_time(fbf_engine_now(s->engine), now, sizeof now);
@@ -367,6 +395,8 @@ static int build_reply(fbf_bv4_session *s, cJSON *answers, cJSON **out)
     *out = root;
     if (s->ended)
         return 0; /* SIMULATION_ENDS: a reply with no events */
+    /* Registrations first: a job registered here may start below. */
+    append_stamped(events, registrations, now);
 
     size_t n;
     const fbf_decision *d = fbf_engine_decisions(s->engine, &n);
@@ -415,18 +445,25 @@ static int build_reply(fbf_bv4_session *s, cJSON *answers, cJSON **out)
         if (rc == 0 && s->opt.tag_starts)
             rc = add_start_tag(s, events, now, d[i].job);
     }
+    if (rc == 0 && s->opt.submitter) {
+        cJSON *after = cJSON_CreateArray();
+        fbf_error e;
+        if (!after || fbf_bv4_register_close(s->opt.submitter, fbf_engine_now(s->engine), after,
+                                             &e) < 0)
+            rc = -ENOMEM;
+        else
+            append_stamped(events, after, now);
+        cJSON_Delete(after);
+    }
     /* fastbf registers no job: tell Batsim at once so it can end. */
-    if (rc == 0 && s->dynamic_jobs && !s->notified_registration) {
+    if (rc == 0 && s->dynamic_jobs && !s->notified_registration && !s->opt.submitter) {
         cJSON *data = cJSON_CreateObject();
         cJSON_AddStringToObject(data, "type", "registration_finished");
         rc = add_event(events, now, "NOTIFY", data);
         s->notified_registration = true;
     }
-    cJSON *a;
-    while (rc == 0 && (a = cJSON_DetachItemFromArray(answers, 0)) != NULL) {
-        cJSON_ReplaceItemInObjectCaseSensitive(a, "timestamp", cJSON_CreateRaw(now));
-        cJSON_AddItemToArray(events, a);
-    }
+    if (rc == 0)
+        append_stamped(events, answers, now);
     return rc;
 }
 
@@ -508,22 +545,29 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
         now = env.now;
     s->nb_messages++;
     cJSON *answers = cJSON_CreateArray();
+    cJSON *registrations = cJSON_CreateArray();
     cJSON *out = NULL;
     fbf_error inner;
-    if (!answers)
+    fbf_bv4_register *sub = s->opt.submitter;
+    if (!answers || !registrations)
         rc = fbf_errorf(err, -ENOMEM, "out of memory");
     else if ((rc = fbf_engine_begin(s->engine, now, &inner)) < 0)
         fbf_errorf(err, rc, "now: %s", inner.text);
     else if ((rc = apply(s, &src, answers, err)) == 0 &&
              (!src.stream || (rc = fbf_bv4_checker_end(&checker, err)) == 0) &&
+             (!sub || s->ended ||
+              (rc = fbf_bv4_register_due(sub, now, registrations,
+                                         fbf_bv4_register_acks(sub) ? NULL : s->engine, err)) ==
+                  0) &&
              (rc = fbf_engine_decide(s->engine, err)) == 0) {
         s->begun = true;
         fill_answers(s, answers);
-        if (build_reply(s, answers, &out) < 0)
+        if (build_reply(s, registrations, answers, &out) < 0)
             rc = fbf_errorf(err, -ENOMEM, "out of memory building the reply");
     }
     fbf_json_arena_release(s->arena); /* root is dead from here */
     cJSON_Delete(answers);
+    cJSON_Delete(registrations);
     if (rc == 0) {
         rc = print_reply(s, out);
         if (rc < 0)

@@ -20,7 +20,8 @@
  *   -EEXIST   a job id submitted twice
  *   -EINVAL   an event that contradicts the state (a job that ends but does
  *             not run, time going backwards)
- *   -ENOTSUP  a feature fastbf does not offer (Redis mode)
+ *   -ENOTSUP  a feature fastbf does not offer (Redis mode), or submitter
+ *             mode with Batsim's dynamic jobs disabled
  * The session must not be used after an error, since the request may have
  * been applied in part.
  */
@@ -32,6 +33,7 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
+#include "io/bv4_register.h"
 
 typedef struct fbf_bv4_session fbf_bv4_session;
 
@@ -43,6 +45,11 @@ typedef struct fbf_bv4_options {
      * an earlier waiting job) or "reason=reservation rsv=T" (its
      * conservative reservation came due at T). */
     bool tag_starts;
+    /* Borrowed, NULL for none: jobs fastbf registers itself (submitter
+     * mode, io/bv4_register.h). Without it, fastbf registers nothing and
+     * sends NOTIFY registration_finished at once when Batsim's dynamic
+     * jobs are enabled. */
+    fbf_bv4_register *submitter;
 } fbf_bv4_options;
 
 /* Requests of at least this many bytes are read one event at a time

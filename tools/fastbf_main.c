@@ -14,15 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/bv4_register.h"
 #include "io/bv4_session.h"
 #include "io/zmq_server.h"
 #include "policies/registry.h"
+#include "tools/lib/workload.h"
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fastbf [--policy NAME] [--reservation-depth K] [--endpoint URL]\n"
             "              [--workers N] [--kill-after SECONDS] [--tag-starts] [--verbose]\n"
+            "              [--register-workload FILE [--register-pause SECONDS]]\n"
             "       fastbf --help | --version\n"
             "\n"
             "A Batsim v4 decision process (JSON protocol over a ZeroMQ REP socket).\n"
@@ -41,6 +44,15 @@ static void usage(FILE *out)
             "                           as Batsim's killer test schedulers do (> 0)\n"
             "  --tag-starts             tag each started job with why it started\n"
             "                           (SET_JOB_METADATA: reason=head|backfilled|reservation)\n"
+            "  --register-workload FILE submitter mode: register the jobs of FILE (SWF or\n"
+            "                           Batsim JSON) at their subtimes through Batsim's\n"
+            "                           dynamic registration (REGISTER_PROFILE, REGISTER_JOB,\n"
+            "                           CALL_ME_LATER, NOTIFY registration_finished); Batsim\n"
+            "                           needs --enable-dynamic-jobs. SWF ids are dyn!N\n"
+            "  --register-pause SECONDS with --register-workload: declare registration\n"
+            "                           finished whenever the next job is more than SECONDS\n"
+            "                           away, and re-open it (continue_registration) just\n"
+            "                           before it, so Batsim may end the run during a gap\n"
             "  --verbose                log each exchange on stderr\n"
             "  --help                   show this help\n"
             "  --version                show the version\n",
@@ -66,6 +78,35 @@ static bool parse_count(const char *s, long long min, long long max, long long *
     return true;
 }
 
+/* The registration plan of --register-workload: every job of the file,
+ * with its workload's profile (SWF: one delay profile per run time). */
+static fbf_bv4_register *load_plan(const char *path, double pause, fbf_error *err)
+{
+    fbf_wl_read_options ro = FBF_WL_READ_DEFAULTS;
+    ro.name = "dyn"; /* apart from the workloads Batsim submits itself */
+    fbf_workload *wl = fbf_workload_read(path, &ro, err);
+    if (!wl)
+        return NULL;
+    fbf_bv4_reg_job *plan = calloc(wl->nb_jobs ? wl->nb_jobs : 1, sizeof *plan);
+    fbf_bv4_register *reg = NULL;
+    if (!plan) {
+        fbf_errorf(err, -ENOMEM, "out of memory");
+    } else {
+        for (size_t i = 0; i < wl->nb_jobs; i++) {
+            const fbf_wl_job *j = &wl->jobs[i];
+            plan[i] = (fbf_bv4_reg_job){.id = j->id, .subtime = j->subtime, .res = j->res,
+                                        .walltime = j->walltime,
+                                        .profile = wl->profiles[j->profile].name,
+                                        .delay = j->runtime};
+        }
+        fbf_bv4_reg_options ropt = {.pause = pause};
+        reg = fbf_bv4_register_create(plan, wl->nb_jobs, &ropt, err);
+    }
+    free(plan);
+    fbf_workload_destroy(wl);
+    return reg;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -76,6 +117,8 @@ int main(int argc, char **argv)
         {"verbose", no_argument, NULL, 'v'},
         {"kill-after", required_argument, NULL, 'k'},
         {"tag-starts", no_argument, NULL, 't'},
+        {"register-workload", required_argument, NULL, 'r'},
+        {"register-pause", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -83,7 +126,8 @@ int main(int argc, char **argv)
     const char *policy = "easy", *endpoint = FBF_ZMQ_DEFAULT_ENDPOINT, *depth_arg = NULL;
     long long workers = 1, depth = 0;
     bool verbose = false, tag_starts = false;
-    double kill_after = 0;
+    double kill_after = 0, pause = 0;
+    const char *reg_path = NULL;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
         switch (c) {
@@ -102,6 +146,15 @@ int main(int argc, char **argv)
             kill_after = strtod(optarg, &end);
             if (errno || end == optarg || *end || !(kill_after > 0) || isinf(kill_after))
                 return bad_usage("--kill-after: '%s' is not a number of seconds > 0", optarg);
+            break;
+        }
+        case 'r': reg_path = optarg; break;
+        case 'P': {
+            char *end;
+            errno = 0;
+            pause = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(pause > 0) || isinf(pause))
+                return bad_usage("--register-pause: '%s' is not a number of seconds > 0", optarg);
             break;
         }
         case 'h': usage(stdout); return 0;
@@ -129,6 +182,15 @@ int main(int argc, char **argv)
                              depth_arg);
     }
 
+    if (pause > 0 && !reg_path)
+        return bad_usage("%s", "--register-pause goes with --register-workload");
+    fbf_error err = {{0}};
+    fbf_bv4_register *reg = NULL;
+    if (reg_path && !(reg = load_plan(reg_path, pause, &err))) {
+        fprintf(stderr, "fastbf: --register-workload: %s\n", err.text);
+        return 2;
+    }
+
     /* A write to a dead pipe must be an error, not a silent death. */
     signal(SIGPIPE, SIG_IGN);
 
@@ -139,11 +201,12 @@ int main(int argc, char **argv)
                    .kill_after = kill_after},
         .log = verbose ? stderr : NULL,
         .tag_starts = tag_starts,
+        .submitter = reg,
     };
-    fbf_error err = {{0}};
     fbf_bv4_session *s = fbf_bv4_session_create(&o, &err);
     if (!s) {
         fprintf(stderr, "fastbf: %s\n", err.text);
+        fbf_bv4_register_destroy(reg);
         return 1;
     }
     if (verbose)
@@ -151,6 +214,7 @@ int main(int argc, char **argv)
                 pe->name, depth == FBF_DEPTH_UNLIMITED ? -1LL : depth, workers, endpoint);
     int rc = fbf_zmq_serve(endpoint, s, &err);
     fbf_bv4_session_destroy(s);
+    fbf_bv4_register_destroy(reg);
     if (rc < 0) {
         fprintf(stderr, "fastbf: %s\n", err.text);
         return 1;

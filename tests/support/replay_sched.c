@@ -58,6 +58,7 @@ struct fbf_test_rsched {
     rs_job *queue, *run;
     size_t qn, rn;
     bool fault_done, begun;
+    cJSON *inject; /* FBF_TRF_INJECT */
 };
 
 static void log_append(fbf_test_rsched *s, const char *p, size_t n)
@@ -260,6 +261,18 @@ static char *handle(fbf_test_rsched *s, const char *msg, size_t len, bool *end)
                 break;
             }
             case FBF_TRF_NO_NOW: cJSON_DeleteItemFromObject(reply, "now"); break;
+            case FBF_TRF_INJECT: {
+                cJSON *e;
+                cJSON_ArrayForEach(e, s->inject)
+                {
+                    cJSON *c = cJSON_Duplicate(e, 1);
+                    cJSON_DeleteItemFromObject(c, "timestamp");
+                    cJSON_AddNumberToObject(c, "timestamp", now);
+                    cJSON_AddItemToArray(events, c);
+                }
+                s->fault_done = true;
+                break;
+            }
             default: break;
             }
             if (message_fault(s->fault))
@@ -322,10 +335,11 @@ static void *rsched_main(void *arg)
     return NULL;
 }
 
-fbf_test_rsched *fbf_test_rsched_start(fbf_test_rfault fault, char *endpoint, size_t cap)
+static fbf_test_rsched *start(fbf_test_rfault fault, cJSON *inject, char *endpoint, size_t cap)
 {
     fbf_test_rsched *s = calloc(1, sizeof *s);
     s->fault = fault;
+    s->inject = inject;
     s->ctx = zmq_ctx_new();
     s->sock = zmq_socket(s->ctx, ZMQ_REP);
     int linger = 0, to = 50;
@@ -342,6 +356,29 @@ fbf_test_rsched *fbf_test_rsched_start(fbf_test_rfault fault, char *endpoint, si
     return s;
 }
 
+fbf_test_rsched *fbf_test_rsched_start(fbf_test_rfault fault, char *endpoint, size_t cap)
+{
+    return start(fault, NULL, endpoint, cap);
+}
+
+fbf_test_rsched *fbf_test_rsched_inject(const char *events, char *endpoint, size_t cap)
+{
+    char *t = strdup(events);
+    for (char *p = t; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    cJSON *ev = cJSON_Parse(t);
+    free(t);
+    if (!cJSON_IsArray(ev)) {
+        cJSON_Delete(ev);
+        return NULL;
+    }
+    fbf_test_rsched *s = start(FBF_TRF_INJECT, ev, endpoint, cap);
+    if (!s)
+        cJSON_Delete(ev);
+    return s;
+}
+
 char *fbf_test_rsched_stop(fbf_test_rsched *s)
 {
     atomic_store(&s->stop, true);
@@ -354,6 +391,7 @@ char *fbf_test_rsched_stop(fbf_test_rsched *s)
     free(s->run);
     free(s->queue);
     free(s->busy);
+    cJSON_Delete(s->inject);
     free(s);
     return log;
 }

@@ -44,13 +44,19 @@ typedef enum fbf_test_rfault {
     FBF_TRF_CANCEL_WAITING, /* FCFS, then CHANGE_JOB_STATE COMPLETED_KILLED of every job left waiting */
     FBF_TRF_CHANGE_RUNNING, /* FCFS, then CHANGE_JOB_STATE of a running job */
     FBF_TRF_SET_STATE,      /* SET_RESOURCE_STATE, which the replayer does not simulate */
-    FBF_TRF_REGISTER,       /* REGISTER_JOB, which the replayer does not simulate */
+    FBF_TRF_REGISTER,       /* REGISTER_JOB of "dyn!1" with no job description */
+    FBF_TRF_INJECT,         /* FCFS, plus the events given to fbf_test_rsched_inject() */
 } fbf_test_rfault;
 
 typedef struct fbf_test_rsched fbf_test_rsched;
 
 /* Starts the scheduler thread; its endpoint is written into endpoint. */
 fbf_test_rsched *fbf_test_rsched_start(fbf_test_rfault fault, char *endpoint, size_t cap);
+
+/* FBF_TRF_INJECT: events, a JSON array text (single quotes allowed, as in
+ * fbf_test_msg), is added, each event stamped now, at the start of the
+ * reply to the first message with a submission. */
+fbf_test_rsched *fbf_test_rsched_inject(const char *events, char *endpoint, size_t cap);
 
 /* Stops the thread and returns every message it received, one per line,
  * malloc'ed (caller frees). */

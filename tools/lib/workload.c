@@ -335,6 +335,13 @@ int64_t fbf_wl_delay_profile(fbf_workload *wl, double runtime)
 int fbf_workload_add_job(fbf_workload *wl, const char *id, double subtime, double runtime,
                          double walltime, int64_t res, fbf_error *err)
 {
+    return fbf_workload_add_job_profile(wl, id, subtime, runtime, walltime, res, NULL, err);
+}
+
+int fbf_workload_add_job_profile(fbf_workload *wl, const char *id, double subtime,
+                                 double runtime, double walltime, int64_t res,
+                                 const char *profile, fbf_error *err)
+{
     char buf[1024];
     int rc = fbf_wl_full_id(wl, id, buf, sizeof buf, err);
     if (rc)
@@ -349,7 +356,8 @@ int fbf_workload_add_job(fbf_workload *wl, const char *id, double subtime, doubl
         return fbf_errorf(err, -EINVAL, "job %s: subtime is not finite", buf);
     if (map_get(&wl->priv->ids, buf))
         return fbf_errorf(err, -EEXIST, "job id '%s' appears twice", buf);
-    int64_t prof = fbf_wl_delay_profile(wl, runtime);
+    int64_t prof = profile ? fbf_wl_profile_intern(wl, profile, runtime)
+                           : fbf_wl_delay_profile(wl, runtime);
     if (prof < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
     return fbf_wl_add_checked(wl, buf, subtime, runtime, walltime, res, (uint32_t)prof, err);

@@ -133,6 +133,13 @@ fbf_workload *fbf_workload_create(const char *name, fbf_error *err);
 int fbf_workload_add_job(fbf_workload *wl, const char *id, double subtime, double runtime,
                          double walltime, int64_t res, fbf_error *err);
 
+/* The same with a named profile (created with delay runtime when new, kept
+ * as it is otherwise); NULL profile: as fbf_workload_add_job(). Moves
+ * jobs[] and profiles[]: pointers into them do not survive the call. */
+int fbf_workload_add_job_profile(fbf_workload *wl, const char *id, double subtime,
+                                 double runtime, double walltime, int64_t res,
+                                 const char *profile, fbf_error *err);
+
 void fbf_workload_destroy(fbf_workload *wl);
 
 /* Index in jobs[] of the job with that id, or -1. O(1) expected. */

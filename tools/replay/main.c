@@ -34,6 +34,7 @@ typedef struct options {
     const char *workload;
     const char *scheduler, *endpoint, *policy, *out;
     bool inproc, quiet, verbose, policy_opts, tag_starts;
+    bool dyn_jobs, dyn_acks, forward_profiles, query_wait;
     double kill_after;    /* --kill-after with --inproc; 0 = off */
     int64_t depth;        /* 0: the policy's default */
     unsigned workers;
@@ -74,6 +75,19 @@ static void usage(FILE *f)
 "  --nb-res N             platform size (overrides the workload's)\n"
 "  --max-jobs K           keep the first K jobs of the file\n"
 "  --walltime MODE        field9 (default), runtime, or factor:F (F x runtime, >= 1)\n"
+"\n"
+"Batsim configuration (SIMULATION_BEGINS config, Batsim 4.2.1's flat form):\n"
+"  --dynamic-jobs         dynamic-jobs-enabled: accept REGISTER_PROFILE and\n"
+"                         REGISTER_JOB (checked as Batsim does) until NOTIFY\n"
+"                         registration_finished; the run does not end before it\n"
+"  --ack-dynamic-jobs     dynamic-jobs-acknowledged: answer each REGISTER_JOB\n"
+"                         with a JOB_SUBMITTED (implies --dynamic-jobs)\n"
+"  --forward-profiles     profiles-forwarded-on-submission: JOB_SUBMITTED\n"
+"                         carries the job's profile\n"
+"  --query-wait           with each JOB_SUBMITTED, a QUERY estimate_waiting_time\n"
+"                         about the job; the reply must ANSWER each one; the\n"
+"                         summary reports the predictions' error, out_jobs.csv\n"
+"                         gets a predicted_waiting_time column (-1: unknown)\n"
 "\n"
 "Run and output:\n"
 "  --timeout S            seconds to wait for one reply (default 60)\n"
@@ -135,7 +149,7 @@ static int parse_options(int argc, char **argv, options *o)
 {
     enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
            O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
-           O_VERSION, O_KILL_AFTER, O_TAG_STARTS };
+           O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_DYN, O_ACK, O_FWD, O_QUERY };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
@@ -153,6 +167,10 @@ static int parse_options(int argc, char **argv, options *o)
         {"echo-bench", required_argument, NULL, O_ECHO},
         {"kill-after", required_argument, NULL, O_KILL_AFTER},
         {"tag-starts", no_argument, NULL, O_TAG_STARTS},
+        {"dynamic-jobs", no_argument, NULL, O_DYN},
+        {"ack-dynamic-jobs", no_argument, NULL, O_ACK},
+        {"forward-profiles", no_argument, NULL, O_FWD},
+        {"query-wait", no_argument, NULL, O_QUERY},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -211,6 +229,10 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         }
         case O_TAG_STARTS: o->policy_opts = o->tag_starts = true; break;
+        case O_DYN: o->dyn_jobs = true; break;
+        case O_ACK: o->dyn_jobs = o->dyn_acks = true; break;
+        case O_FWD: o->forward_profiles = true; break;
+        case O_QUERY: o->query_wait = true; break;
         case O_OUT: o->out = optarg; break;
         case O_QUIET: o->quiet = true; break;
         case O_VERBOSE: o->verbose = true; break;
@@ -298,7 +320,11 @@ static int run(const options *o)
     fbf_replay r;
     fbf_replay_config cfg = {.nb_res = nb_res,
                              .livelock_max = 1e6,
-                             .progress = !o->quiet && isatty(STDERR_FILENO)};
+                             .progress = !o->quiet && isatty(STDERR_FILENO),
+                             .dyn_jobs = o->dyn_jobs,
+                             .dyn_acks = o->dyn_acks,
+                             .forward_profiles = o->forward_profiles,
+                             .query_wait = o->query_wait};
     int rc = fbf_replay_init(&r, wl, &cfg, &err);
     if (rc) {
         fprintf(stderr, "fastbf-replay: %s\n", err.text);

@@ -17,7 +17,15 @@
  *   scheduler / replayer time: the sum of the exchanges / the rest of the
  *                 run's wall time (building messages, validating replies)
  * out_jobs.csv follows Batsim's columns and spelling; rejected jobs are not
- * in it, as Batsim's documentation says of REJECT_JOB.
+ * in it, as Batsim's documentation says of REJECT_JOB. Registered jobs are
+ * in it like the others (their workload_name is their id's prefix). Under
+ * --query-wait one column follows Batsim's: predicted_waiting_time, the
+ * answered estimate turned into a wait from the subtime (now + estimate -
+ * subtime), -1 when the answer was -1, empty when nothing was asked (a job
+ * registered without acknowledgement); the metadata column stays the
+ * scheduler's own (SET_JOB_METADATA).
+ *   prediction error  |predicted start - actual start| over started jobs
+ *                 whose answer was a time (mean and max; "exact" within 1e-6 s)
  *
  * Invariant: nothing here changes the simulation state except sorting the
  * latency samples, which stats_compute does once at the end.
@@ -71,7 +79,18 @@ void fbf_replay_stats_compute(fbf_replay *r, fbf_replay_stats *st)
         area += (double)w->res * run;
         if (j->end > last)
             last = j->end;
+        if (j->pred == FBF_PRED_VALUE && j->end_kind != FBF_END_FAILED &&
+            !(j->end_kind == FBF_END_KILLED && j->nranges == 0)) {
+            double e = fabs(j->pred_start - j->start);
+            st->pred_n++;
+            st->pred_exact += e < 1e-6;
+            st->pred_mae += e;
+            if (e > st->pred_max_err)
+                st->pred_max_err = e;
+        }
     }
+    if (st->pred_n)
+        st->pred_mae /= (double)st->pred_n;
     if (started) {
         st->first_subtime = first;
         st->last_end = last;
@@ -114,6 +133,13 @@ void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st, c
     fprintf(out, "wait         mean %.1f s, max %.0f s\n", st->mean_wait, st->max_wait);
     fprintf(out, "bounded sld  mean %.3f (tau = 10 s)\n", st->mean_bsld);
     fprintf(out, "utilization  %.4f\n", st->utilization);
+    if (r->cfg.dyn_jobs)
+        fprintf(out, "registration %zu jobs registered, %zu profiles, %zu re-openings\n",
+                r->registered, r->nrprof, r->continues);
+    if (r->cfg.query_wait)
+        fprintf(out, "predictions  %zu answers (%zu unknown); over %zu started jobs: mean abs "
+                "error %.3f s, max %.3f s, %zu exact\n", r->answered, r->answered_unknown,
+                st->pred_n, st->pred_mae, st->pred_max_err, st->pred_exact);
     fprintf(out, "exchanges    %zu, latency p50 %.2f us, p99 %.2f us, max %.2f us\n",
             st->exchanges, st->lat_p50 * 1e6, st->lat_p99 * 1e6, st->lat_max * 1e6);
     fprintf(out, "wall time    %.3f s: %.3f s waiting for the scheduler, %.3f s in the replayer "
@@ -147,8 +173,9 @@ static int write_csv(const fbf_replay *r, const char *path, fbf_error *err)
                                          "COMPLETED_FAILED"};
     fputs("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
           "requested_time,success,final_state,starting_time,execution_time,finish_time,"
-          "waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,metadata\n",
+          "waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,metadata",
           f);
+    fputs(r->cfg.query_wait ? ",predicted_waiting_time\n" : "\n", f);
     fbf_jbuf alloc = {0};
     for (size_t i = 0; i < r->wl->nb_jobs; i++) {
         const fbf_rjob *j = &r->jobs[i];
@@ -172,6 +199,10 @@ static int write_csv(const fbf_replay *r, const char *path, fbf_error *err)
             fputs("inf", f); /* a job that ran 0 s: Batsim's division gives inf too */
         fprintf(f, ",%s,-1,", alloc.p ? alloc.p : "");
         csv_text(f, r->text + j->meta);
+        if (r->cfg.query_wait && j->pred == FBF_PRED_VALUE)
+            fprintf(f, ",%f", j->pred_start - w->subtime);
+        else if (r->cfg.query_wait)
+            fputs(j->pred == FBF_PRED_UNKNOWN ? ",-1" : ",", f);
         fputc('\n', f);
     }
     fbf_jbuf_fini(&alloc);
@@ -203,6 +234,17 @@ static int write_json(const fbf_replay *r, const fbf_replay_stats *st, const cha
     cJSON_AddNumberToObject(jobs, "killed", (double)r->killed);
     cJSON_AddNumberToObject(jobs, "rejected", (double)r->rejected);
     cJSON_AddNumberToObject(jobs, "skipped", (double)fbf_workload_skipped_total(r->wl));
+    cJSON_AddNumberToObject(jobs, "registered", (double)r->registered);
+    cJSON_AddNumberToObject(jobs, "registration_reopenings", (double)r->continues);
+    if (r->cfg.query_wait) {
+        cJSON *q = cJSON_AddObjectToObject(o, "predictions");
+        cJSON_AddNumberToObject(q, "answers", (double)r->answered);
+        cJSON_AddNumberToObject(q, "unknown", (double)r->answered_unknown);
+        cJSON_AddNumberToObject(q, "started_with_value", (double)st->pred_n);
+        cJSON_AddNumberToObject(q, "exact", (double)st->pred_exact);
+        cJSON_AddNumberToObject(q, "mean_abs_error_s", st->pred_mae);
+        cJSON_AddNumberToObject(q, "max_abs_error_s", st->pred_max_err);
+    }
     for (int k = 0; k < FBF_WL_SKIP_COUNT; k++)
         cJSON_AddNumberToObject(skip, fbf_wl_skip_reason(k), (double)r->wl->skipped[k]);
     cJSON_AddNumberToObject(o, "makespan", st->makespan);

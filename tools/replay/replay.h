@@ -6,6 +6,9 @@
  *   validate.c  parsing and checking each reply as Batsim does, and applying
  *               its decisions to the state below
  *   output.c    statistics, the summary, out_jobs.csv, summary.json, progress
+ *   dynamic.c   Batsim's side of dynamic registration (REGISTER_PROFILE,
+ *               REGISTER_JOB, NOTIFY registration_finished /
+ *               continue_registration) and of estimate_waiting_time queries
  *   main.c      options and wiring
  *
  * Time model (what Batsim does, without SimGrid): a message carries every
@@ -30,8 +33,20 @@
  * already finished are listed without progress. A killed job gets no
  * JOB_COMPLETED, as in Batsim.
  *
+ * Dynamic jobs (--dynamic-jobs): registration is open from the start until
+ * the scheduler's NOTIFY registration_finished, and again after a
+ * continue_registration; the run never ends while it is open (nothing left
+ * to happen then is a deadlock, as Batsim would wait forever). A
+ * REGISTER_JOB submits the job at the decision's time: it is appended to
+ * the workload (jobs[] grows) and waits at once; with acknowledgements, a
+ * JOB_SUBMITTED follows at that time (kind ACK, after static submissions).
+ * --query-wait: every message that carries JOB_SUBMITTED events ends with
+ * one QUERY estimate_waiting_time per submitted job, and the reply must
+ * hold exactly one ANSWER for each.
+ *
  * Invariants:
- *   - jobs[i] describes wl->jobs[i]; state only moves forward
+ *   - jobs[i] describes wl->jobs[i]; the first nb_static are the
+ *     workload's, the rest were registered, in registration order; state only moves forward
  *     PENDING -> WAITING -> (RUNNING -> DONE | REJECTED).
  *   - owner[r] is the index of the running job holding resource r, or
  *     FBF_NO_JOB; it changes only when a job starts or ends.
@@ -47,6 +62,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include <cjson/cJSON.h>
 
 #include "engine/error.h"
 #include "engine/idset.h"
@@ -89,11 +106,26 @@ typedef struct fbf_rjob {
     uint32_t nranges;
     uint8_t state;       /* fbf_rjob_state */
     uint8_t end_kind;    /* fbf_rjob_end */
+    uint8_t pred;        /* fbf_rjob_pred */
+    double pred_start;   /* --query-wait: now + the answered waiting time */
 } fbf_rjob;
 
+typedef enum fbf_rjob_pred {
+    FBF_PRED_NONE = 0,   /* not asked */
+    FBF_PRED_PENDING,    /* asked in the current message */
+    FBF_PRED_VALUE,      /* answered with a waiting time >= 0 */
+    FBF_PRED_UNKNOWN,    /* answered -1 */
+} fbf_rjob_pred;
+
+/* A profile registered with REGISTER_PROFILE (owned strings). */
+typedef struct fbf_rprofile {
+    char *workload, *name;
+    double delay;
+} fbf_rprofile;
+
 /* Heap event kinds, in the order they appear within one timestamp. */
-enum { FBF_EV_COMPLETED = 0, FBF_EV_KILLED = 1, FBF_EV_SUBMITTED = 2, FBF_EV_CALL = 3,
-       FBF_EV_NOTIFY = 4 };
+enum { FBF_EV_COMPLETED = 0, FBF_EV_KILLED = 1, FBF_EV_SUBMITTED = 2, FBF_EV_ACK = 3,
+       FBF_EV_CALL = 4, FBF_EV_NOTIFY = 5 };
 
 typedef struct fbf_rev {
     double t;
@@ -117,15 +149,24 @@ typedef struct fbf_replay_config {
     uint32_t nb_res;     /* platform size (> 0) */
     double livelock_max; /* consecutive call-only messages at one time before giving up */
     bool progress;       /* progress lines on stderr */
+    bool dyn_jobs;       /* dynamic-jobs-enabled */
+    bool dyn_acks;       /* dynamic-jobs-acknowledged */
+    bool forward_profiles; /* profiles-forwarded-on-submission */
+    bool query_wait;     /* QUERY estimate_waiting_time with each submission */
 } fbf_replay_config;
 
+#define FBF_REPLAY_MAX_WORKLOADS 16
+
 typedef struct fbf_replay {
-    const fbf_workload *wl;
+    fbf_workload *wl;  /* grows with registered jobs */
     fbf_replay_config cfg;
     fbf_transport *tr;
 
     fbf_rjob *jobs;
-    uint32_t *order;   /* job indexes in submission order (subtime, file order) */
+    size_t jobs_cap;
+    size_t nb_static;  /* the workload's own jobs; registered ones follow */
+    size_t nb_static_profiles;
+    uint32_t *order;   /* static job indexes in submission order (subtime, file order) */
     size_t next_sub;   /* next entry of order[] to submit */
     uint32_t *owner;   /* per resource */
 
@@ -164,11 +205,22 @@ typedef struct fbf_replay {
     double wall_total, wall_sched;
     double progress_last;
 
+    /* dynamic registration and queries (dynamic.c) */
+    char wl_names[FBF_REPLAY_MAX_WORKLOADS][64]; /* the workloads SIMULATION_BEGINS lists */
+    size_t nwl_names;
+    bool reg_open;
+    size_t registered, continues;
+    fbf_rprofile *rprof;
+    size_t nrprof, rprof_cap;
+    uint32_t *queries; /* jobs asked about in the current message */
+    size_t nqueries, queries_cap;
+    size_t answered, answered_unknown;
+
     fbf_error err;     /* why the run stopped, when it did not end well */
 } fbf_replay;
 
 /* sim.c */
-int fbf_replay_init(fbf_replay *r, const fbf_workload *wl, const fbf_replay_config *cfg,
+int fbf_replay_init(fbf_replay *r, fbf_workload *wl, const fbf_replay_config *cfg,
                     fbf_error *err);
 void fbf_replay_fini(fbf_replay *r);
 /* Runs the whole conversation over tr. Returns an FBF_EXIT_* code; on
@@ -181,6 +233,26 @@ double fbf_replay_now_s(void);
 
 /* validate.c: checks and applies one reply. 0 or -EPROTO/-ENOMEM (r->err). */
 int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len);
+/* Fills r->err with the reply context (event ev of type, job), returns -EPROTO. */
+int fbf_replay_fail(fbf_replay *r, long ev, const char *type, const char *job, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
+/* Grows *p to hold need elements of elem bytes; false when out of memory. */
+bool fbf_replay_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/* dynamic.c: the events of a reply that dynamic registration and queries
+ * bring; each returns 0 or fills r->err and returns -EPROTO / -ENOMEM. */
+int fbf_replay_register_profile(fbf_replay *r, const cJSON *data, long ev);
+int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at);
+int fbf_replay_notify(fbf_replay *r, const cJSON *data, long ev);
+int fbf_replay_answer(fbf_replay *r, const cJSON *data, long ev);
+/* After a reply: every QUERY of the request was answered. */
+int fbf_replay_answers_done(fbf_replay *r);
+/* Appends the QUERY events for the jobs submitted in the message built. */
+void fbf_replay_emit_queries(fbf_replay *r, size_t *count);
+void fbf_replay_ev_open(fbf_replay *r, size_t *count, double t, const char *type);
+void fbf_replay_dynamic_fini(fbf_replay *r);
+/* The workload names SIMULATION_BEGINS lists (jobs' id prefixes). */
+size_t fbf_replay_workload_names(const fbf_workload *wl, char names[][64]);
 
 /* output.c */
 typedef struct fbf_replay_stats {
@@ -189,6 +261,9 @@ typedef struct fbf_replay_stats {
     double lat_p50, lat_p99, lat_max, lat_mean;
     size_t exchanges;
     double jobs_per_s;
+    /* --query-wait: over started jobs whose ANSWER was a time */
+    size_t pred_n, pred_exact;
+    double pred_mae, pred_max_err;
 } fbf_replay_stats;
 
 void fbf_replay_stats_compute(fbf_replay *r, fbf_replay_stats *st);

@@ -115,7 +115,7 @@ static int sub_cmp(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-int fbf_replay_init(fbf_replay *r, const fbf_workload *wl, const fbf_replay_config *cfg,
+int fbf_replay_init(fbf_replay *r, fbf_workload *wl, const fbf_replay_config *cfg,
                     fbf_error *err)
 {
     memset(r, 0, sizeof *r);
@@ -123,7 +123,11 @@ int fbf_replay_init(fbf_replay *r, const fbf_workload *wl, const fbf_replay_conf
     r->cfg = *cfg;
     fbf_idset_init(&r->scratch);
     size_t n = wl->nb_jobs;
-    r->jobs = calloc(n ? n : 1, sizeof *r->jobs);
+    r->nb_static = n;
+    r->nb_static_profiles = wl->nb_profiles;
+    r->reg_open = cfg->dyn_jobs;
+    r->jobs_cap = n ? n : 1;
+    r->jobs = calloc(r->jobs_cap, sizeof *r->jobs);
     r->order = malloc((n ? n : 1) * sizeof *r->order);
     r->owner = malloc((size_t)cfg->nb_res * sizeof *r->owner);
     r->text = malloc(r->text_cap = 256);
@@ -168,6 +172,7 @@ void fbf_replay_fini(fbf_replay *r)
     free(r->ranges);
     free(r->text);
     free(r->lat);
+    fbf_replay_dynamic_fini(r);
     fbf_idset_fini(&r->scratch);
     fbf_jbuf_fini(&r->msg);
 }
@@ -182,7 +187,7 @@ static const char *const end_names[] = {
     [FBF_END_FAILED] = "COMPLETED_FAILED",
 };
 
-static void ev_open(fbf_replay *r, size_t *count, double t, const char *type)
+void fbf_replay_ev_open(fbf_replay *r, size_t *count, double t, const char *type)
 {
     fbf_jbuf *b = &r->msg;
     if ((*count)++)
@@ -216,7 +221,7 @@ static void emit_completed(fbf_replay *r, size_t *count, uint32_t job)
 {
     fbf_rjob *j = &r->jobs[job];
     fbf_jbuf *b = &r->msg;
-    ev_open(r, count, j->end, "JOB_COMPLETED");
+    fbf_replay_ev_open(r, count, j->end, "JOB_COMPLETED");
     fbf_jbuf_lit(b, "{\"job_id\":");
     fbf_jbuf_str(b, r->wl->jobs[job].id);
     fbf_jbuf_lit(b, ",\"job_state\":\"");
@@ -241,7 +246,7 @@ static void emit_killed(fbf_replay *r, size_t *count, double t, uint32_t kill)
 {
     const fbf_kill *k = &r->kills[kill];
     fbf_jbuf *b = &r->msg;
-    ev_open(r, count, t, "JOB_KILLED");
+    fbf_replay_ev_open(r, count, t, "JOB_KILLED");
     fbf_jbuf_lit(b, "{\"job_ids\":[");
     for (uint32_t i = 0; i < k->n; i++) {
         if (i)
@@ -268,11 +273,13 @@ static void emit_killed(fbf_replay *r, size_t *count, double t, uint32_t kill)
     fbf_jbuf_lit(b, "}}}");
 }
 
-static void emit_submitted(fbf_replay *r, size_t *count, uint32_t job)
+/* A static submission, or the acknowledgement of a registration (ack: the
+ * job already waits since its REGISTER_JOB). */
+static void emit_submitted(fbf_replay *r, size_t *count, uint32_t job, bool ack)
 {
     const fbf_wl_job *wj = &r->wl->jobs[job];
     fbf_jbuf *b = &r->msg;
-    ev_open(r, count, wj->subtime, "JOB_SUBMITTED");
+    fbf_replay_ev_open(r, count, wj->subtime, "JOB_SUBMITTED");
     fbf_jbuf_lit(b, "{\"job_id\":");
     fbf_jbuf_str(b, wj->id);
     fbf_jbuf_lit(b, ",\"job\":{\"id\":");
@@ -285,7 +292,23 @@ static void emit_submitted(fbf_replay *r, size_t *count, uint32_t job)
     fbf_jbuf_int(b, wj->res);
     fbf_jbuf_lit(b, ",\"profile\":");
     fbf_jbuf_str(b, r->wl->profiles[wj->profile].name);
-    fbf_jbuf_lit(b, "}}}");
+    fbf_jbuf_lit(b, "}");
+    if (r->cfg.forward_profiles) {
+        /* The job's own run time is its delay profile's delay. */
+        fbf_jbuf_lit(b, ",\"profile\":{\"type\":\"delay\",\"delay\":");
+        fbf_jbuf_num(b, wj->runtime);
+        fbf_jbuf_lit(b, "}");
+    }
+    fbf_jbuf_lit(b, "}}");
+    if (r->cfg.query_wait) {
+        if (fbf_replay_grow((void **)&r->queries, &r->queries_cap, r->nqueries + 1,
+                            sizeof *r->queries))
+            r->queries[r->nqueries++] = job;
+        else
+            r->oom = true;
+    }
+    if (ack)
+        return;
     r->jobs[job].state = FBF_RJ_WAITING;
     r->submitted++;
     r->waiting++;
@@ -298,6 +321,7 @@ static void msg_open(fbf_replay *r, double now)
     fbf_jbuf_time(&r->msg, now);
     fbf_jbuf_lit(&r->msg, ",\"events\":[");
     r->req_now = now;
+    r->nqueries = 0;
 }
 
 /* Builds the next message from every event due by its now. Returns the
@@ -305,7 +329,7 @@ static void msg_open(fbf_replay *r, double now)
  * they were all REQUESTED_CALLs (for the livelock guard). */
 static size_t build_message(fbf_replay *r, bool *calls_only)
 {
-    const size_t n = r->wl->nb_jobs;
+    const size_t n = r->nb_static;
     drop_stale(r);
     double th = r->heap_n ? r->heap[0].t : INFINITY;
     double ts = r->next_sub < n ? r->wl->jobs[r->order[r->next_sub]].subtime : INFINITY;
@@ -326,7 +350,7 @@ static size_t build_message(fbf_replay *r, bool *calls_only)
         double st = sv ? r->wl->jobs[next].subtime : INFINITY;
         if (sv && (!hv || st < r->heap[0].t ||
                    (st == r->heap[0].t && FBF_EV_SUBMITTED < r->heap[0].kind))) {
-            emit_submitted(r, &count, next);
+            emit_submitted(r, &count, next, false);
             *calls_only = false;
             if (++r->next_sub == n)
                 fbf_replay_heap_push(r, st, FBF_EV_NOTIFY, 0, 0);
@@ -342,43 +366,23 @@ static size_t build_message(fbf_replay *r, bool *calls_only)
         case FBF_EV_KILLED:
             emit_killed(r, &count, e.t, e.arg);
             break;
+        case FBF_EV_ACK:
+            emit_submitted(r, &count, e.arg, true);
+            break;
         case FBF_EV_CALL:
-            ev_open(r, &count, e.t, "REQUESTED_CALL");
+            fbf_replay_ev_open(r, &count, e.t, "REQUESTED_CALL");
             fbf_jbuf_lit(&r->msg, "{}}");
             break;
         case FBF_EV_NOTIFY:
-            ev_open(r, &count, e.t, "NOTIFY");
+            fbf_replay_ev_open(r, &count, e.t, "NOTIFY");
             fbf_jbuf_lit(&r->msg, "{\"type\":\"no_more_static_job_to_submit\"}}");
             break;
         }
     }
+    if (r->nqueries)
+        fbf_replay_emit_queries(r, &count);
     fbf_jbuf_lit(&r->msg, "]}");
     return count;
-}
-
-#define MAX_WORKLOADS 16
-
-/* The workload names jobs carry before their '!': wl->name first, then any
- * other prefix a JSON workload used (a Batsim id names its workload), up to
- * MAX_WORKLOADS. Every listed workload gets the same profiles, since the
- * replayer's profiles are per file, not per prefix. */
-static size_t workload_names(const fbf_workload *wl, char names[][64])
-{
-    size_t n = 1;
-    snprintf(names[0], 64, "%s", wl->name);
-    for (size_t i = 0; i < wl->nb_jobs && n < MAX_WORKLOADS; i++) {
-        const char *id = wl->jobs[i].id, *bang = strchr(id, '!');
-        size_t len = (size_t)(bang - id), k = 0;
-        if (len >= 64)
-            continue;
-        while (k < n && (strncmp(names[k], id, len) != 0 || names[k][len] != '\0'))
-            k++;
-        if (k == n) {
-            memcpy(names[n], id, len);
-            names[n++][len] = '\0';
-        }
-    }
-    return n;
 }
 
 static void build_begins(fbf_replay *r)
@@ -387,7 +391,7 @@ static void build_begins(fbf_replay *r)
     fbf_jbuf *b = &r->msg;
     msg_open(r, 0);
     size_t count = 0;
-    ev_open(r, &count, 0, "SIMULATION_BEGINS");
+    fbf_replay_ev_open(r, &count, 0, "SIMULATION_BEGINS");
     fbf_jbuf_lit(b, "{\"nb_resources\":");
     fbf_jbuf_int(b, r->cfg.nb_res);
     fbf_jbuf_lit(b, ",\"nb_compute_resources\":");
@@ -395,9 +399,15 @@ static void build_begins(fbf_replay *r)
     fbf_jbuf_lit(b, ",\"nb_storage_resources\":0,\"allow_compute_sharing\":false,"
                     "\"allow_storage_sharing\":true,\"config\":{\"redis-enabled\":false,"
                     "\"redis-hostname\":\"127.0.0.1\",\"redis-port\":6379,"
-                    "\"redis-prefix\":\"default\",\"profiles-forwarded-on-submission\":false,"
-                    "\"dynamic-jobs-enabled\":false,\"dynamic-jobs-acknowledged\":false,"
-                    "\"profile-reuse-enabled\":false,\"sched-config\":\"\","
+                    "\"redis-prefix\":\"default\",\"profiles-forwarded-on-submission\":");
+    /* Batsim 4.2.1's flat form; fastbf also reads the nested one. */
+    fbf_jbuf_raw(b, r->cfg.forward_profiles ? "true" : "false",
+                 r->cfg.forward_profiles ? 4 : 5);
+    fbf_jbuf_lit(b, ",\"dynamic-jobs-enabled\":");
+    fbf_jbuf_raw(b, r->cfg.dyn_jobs ? "true" : "false", r->cfg.dyn_jobs ? 4 : 5);
+    fbf_jbuf_lit(b, ",\"dynamic-jobs-acknowledged\":");
+    fbf_jbuf_raw(b, r->cfg.dyn_acks ? "true" : "false", r->cfg.dyn_acks ? 4 : 5);
+    fbf_jbuf_lit(b, ",\"profile-reuse-enabled\":false,\"sched-config\":\"\","
                     "\"forward-unknown-events\":false},\"compute_resources\":[");
     for (uint32_t i = 0; i < r->cfg.nb_res; i++) {
         if (i)
@@ -410,8 +420,8 @@ static void build_begins(fbf_replay *r)
                         "\"zone_properties\":{}}");
     }
     fbf_jbuf_lit(b, "],\"storage_resources\":[],\"workloads\":{");
-    char names[MAX_WORKLOADS][64];
-    size_t nn = workload_names(wl, names);
+    char (*names)[64] = r->wl_names;
+    size_t nn = r->nwl_names = fbf_replay_workload_names(wl, names);
     for (size_t k = 0; k < nn; k++) {
         if (k)
             fbf_jbuf_lit(b, ",");
@@ -442,7 +452,7 @@ static void build_ends(fbf_replay *r)
 {
     size_t count = 0;
     msg_open(r, r->clock);
-    ev_open(r, &count, r->clock, "SIMULATION_ENDS");
+    fbf_replay_ev_open(r, &count, r->clock, "SIMULATION_ENDS");
     fbf_jbuf_lit(&r->msg, "{}}]}");
     r->ending = true;
 }
@@ -491,10 +501,17 @@ static int deadlock(fbf_replay *r, FILE *out)
 {
     char t[40];
     fbf_jbuf_fmt(t, sizeof t, r->clock);
-    fbf_errorf(&r->err, -EDEADLK,
-               "deadlock at now=%s: %zu jobs wait, none runs, no call is pending and every job "
-               "was submitted",
-               t, r->waiting);
+    if (r->reg_open && !r->waiting)
+        fbf_errorf(&r->err, -EDEADLK,
+                   "deadlock at now=%s: dynamic registration is still open (no NOTIFY "
+                   "registration_finished) but nothing is pending, no call and no job: Batsim "
+                   "would wait forever",
+                   t);
+    else
+        fbf_errorf(&r->err, -EDEADLK,
+                   "deadlock at now=%s: %zu jobs wait, none runs, no call is pending and every "
+                   "job was submitted%s",
+                   t, r->waiting, r->reg_open ? " (registration is still open)" : "");
     if (!out)
         return FBF_EXIT_DEADLOCK;
     fprintf(out, "fastbf-replay: stuck jobs (%zu):", r->waiting);
@@ -526,7 +543,7 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
     while (rc == FBF_EXIT_OK) {
         bool calls_only;
         if (build_message(r, &calls_only) == 0) {
-            if (r->done + r->rejected < r->wl->nb_jobs) {
+            if (r->done + r->rejected < r->wl->nb_jobs || r->reg_open) {
                 rc = deadlock(r, out);
                 break;
             }

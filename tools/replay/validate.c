@@ -20,7 +20,9 @@
  *                 COMPLETED_FAILED (the job ends now without running);
  *                 kill_reason, when given, a string. A running job ends
  *                 through KILL_JOB or its own completion instead.
- *   NOTIFY        accepted and ignored (nothing the replayer acts on)
+ *   NOTIFY        registration_finished / continue_registration change the
+ *                 registration state (dynamic.c); other types are ignored
+ *   REGISTER_PROFILE, REGISTER_JOB, ANSWER   see dynamic.c
  * The reply to SIMULATION_ENDS must have no event.
  *
  * The first violation stops the run: r->err names the message, the event
@@ -44,9 +46,12 @@ static const char *const state_names[] = {
     [FBF_RJ_REJECTED] = "was rejected",
 };
 
+#define fail fbf_replay_fail
+#define grow fbf_replay_grow
+
 /* Fills r->err with the context prefix, then the reason. */
-__attribute__((format(printf, 5, 6))) static int fail(fbf_replay *r, long ev, const char *type,
-                                                      const char *job, const char *fmt, ...)
+int fbf_replay_fail(fbf_replay *r, long ev, const char *type, const char *job, const char *fmt,
+                    ...)
 {
     char why[200], now[40], ctx[160];
     va_list ap;
@@ -64,7 +69,7 @@ __attribute__((format(printf, 5, 6))) static int fail(fbf_replay *r, long ev, co
                       r->msg_index, r->msg_kind ? r->msg_kind : "?", now, ctx, why);
 }
 
-static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+bool fbf_replay_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return true;
@@ -272,7 +277,7 @@ static int do_change_state(fbf_replay *r, const cJSON *data, long ev, double at)
 
 /* Types a Batsim scheduler may send that the replayer does not simulate. */
 static const char *const unsupported[] = {
-    "QUERY", "ANSWER", "REGISTER_JOB", "REGISTER_PROFILE", "SET_RESOURCE_STATE", NULL,
+    "QUERY", "SET_RESOURCE_STATE", NULL,
 };
 
 static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double *prev)
@@ -329,11 +334,17 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
     if (strcmp(t, "CHANGE_JOB_STATE") == 0)
         return do_change_state(r, data, i, at);
     if (strcmp(t, "NOTIFY") == 0)
-        return 0;
+        return fbf_replay_notify(r, data, i);
+    if (strcmp(t, "REGISTER_JOB") == 0)
+        return fbf_replay_register_job(r, data, i, at);
+    if (strcmp(t, "REGISTER_PROFILE") == 0)
+        return fbf_replay_register_profile(r, data, i);
+    if (strcmp(t, "ANSWER") == 0)
+        return fbf_replay_answer(r, data, i);
     for (const char *const *u = unsupported; *u; u++)
         if (strcmp(t, *u) == 0)
-            return fail(r, i, t, NULL, "event type not supported by fastbf-replay (no dynamic "
-                        "jobs, queries or resource states are simulated)");
+            return fail(r, i, t, NULL, "event type not supported by fastbf-replay (the "
+                        "scheduler's queries and resource states are not simulated)");
     return fail(r, i, t, NULL, "unknown event type '%.40s'", t);
 }
 
@@ -391,7 +402,7 @@ int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len)
     double fast_now;
     if (empty_reply(text, len, &fast_now) && isfinite(fast_now) && fast_now >= r->req_now) {
         r->clock = fast_now;
-        return 0;
+        return r->nqueries ? fbf_replay_answers_done(r) : 0;
     }
     cJSON *root = cJSON_ParseWithLength(text, len);
     if (!root) {
@@ -423,6 +434,8 @@ int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len)
         long i = 0;
         for (const cJSON *e = events->child; e && !rc; e = e->next, i++)
             rc = apply_event(r, e, i, now->valuedouble, &prev);
+        if (!rc && r->nqueries)
+            rc = fbf_replay_answers_done(r);
         if (!rc)
             r->clock = now->valuedouble;
     }

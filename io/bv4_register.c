@@ -1,0 +1,302 @@
+/*
+ * bv4_register: fastbf's own registrations (see bv4_register.h).
+ *
+ * The plan is copied and sorted once by (subtime, plan order), so a
+ * decision point costs O(jobs due). Each job carries the index of its
+ * (workload, profile) pair, computed once by sorting the pairs; a flag per
+ * pair says whether its REGISTER_PROFILE was sent, so a profile shared by
+ * a million jobs is registered once, just before the first of them.
+ *
+ * Invariants: next is the first job not registered yet; finished says
+ * whether the last NOTIFY sent about registration was registration_finished
+ * (a pause or the end); asked is the latest CALL_ME_LATER this module sent.
+ */
+#include "io/bv4_register.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct reg_job {
+    char *id, *profile;
+    double subtime, walltime, delay;
+    int64_t res;
+    size_t pair; /* index in sent[] */
+} reg_job;
+
+struct fbf_bv4_register {
+    fbf_bv4_reg_options opt;
+    reg_job *jobs;
+    size_t n, next;
+    bool *sent;
+    bool configured, acks, finished;
+    double asked;
+    size_t continues;
+};
+
+typedef struct sort_key {
+    const fbf_bv4_reg_job *j;
+    size_t idx;
+} sort_key;
+
+static int by_subtime(const void *a, const void *b)
+{
+    const sort_key *x = a, *y = b;
+    if (x->j->subtime != y->j->subtime)
+        return x->j->subtime < y->j->subtime ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The workload part of an id: its length before the '!'. */
+static size_t wl_len(const char *id) { return (size_t)(strchr(id, '!') - id); }
+
+static int by_pair(const void *a, const void *b)
+{
+    const reg_job *x = *(reg_job *const *)a, *y = *(reg_job *const *)b;
+    size_t lx = wl_len(x->id), ly = wl_len(y->id);
+    int c = memcmp(x->id, y->id, lx < ly ? lx : ly);
+    if (c == 0 && lx != ly)
+        c = lx < ly ? -1 : 1;
+    return c ? c : strcmp(x->profile, y->profile);
+}
+
+static int check_job(const fbf_bv4_reg_job *j, size_t i, fbf_error *err)
+{
+    if (!j->id || !j->profile)
+        return fbf_errorf(err, -EINVAL, "registration plan: job %zu has no id or profile", i);
+    if (!strchr(j->id, '!'))
+        return fbf_errorf(err, -EINVAL, "registration plan: job id \"%s\" is not of the form "
+                          "workload!name", j->id);
+    if (j->res < 1)
+        return fbf_errorf(err, -EINVAL, "registration plan: job %s: res %lld < 1", j->id,
+                          (long long)j->res);
+    if (!(j->walltime == -1 || j->walltime > 0) || !isfinite(j->walltime))
+        return fbf_errorf(err, -EINVAL, "registration plan: job %s: walltime %g is neither -1 "
+                          "nor > 0", j->id, j->walltime);
+    if (!(j->subtime >= 0) || !isfinite(j->subtime) || !(j->delay >= 0) || !isfinite(j->delay))
+        return fbf_errorf(err, -EINVAL, "registration plan: job %s: negative subtime or delay",
+                          j->id);
+    return 0;
+}
+
+/* Gives each job its pair index; a pair whose jobs disagree on the delay
+ * would be one profile with two meanings. */
+static int assign_pairs(fbf_bv4_register *r, fbf_error *err)
+{
+    reg_job **v = malloc((r->n ? r->n : 1) * sizeof *v);
+    r->sent = calloc(r->n ? r->n : 1, sizeof *r->sent);
+    if (!v || !r->sent) {
+        free(v);
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < r->n; i++)
+        v[i] = &r->jobs[i];
+    qsort(v, r->n, sizeof *v, by_pair);
+    size_t pair = 0;
+    int rc = 0;
+    for (size_t i = 0; i < r->n && rc == 0; i++) {
+        if (i && by_pair(&v[i - 1], &v[i]) != 0)
+            pair++;
+        else if (i && v[i - 1]->delay != v[i]->delay)
+            rc = fbf_errorf(err, -EINVAL, "registration plan: jobs %s and %s share profile %s "
+                            "with different delays (%g, %g)", v[i - 1]->id, v[i]->id,
+                            v[i]->profile, v[i - 1]->delay, v[i]->delay);
+        v[i]->pair = pair;
+    }
+    free(v);
+    return rc;
+}
+
+fbf_bv4_register *fbf_bv4_register_create(const fbf_bv4_reg_job *jobs, size_t n,
+                                          const fbf_bv4_reg_options *opt, fbf_error *err)
+{
+    fbf_bv4_register *r = calloc(1, sizeof *r);
+    sort_key *k = malloc((n ? n : 1) * sizeof *k);
+    if (!r || !k || !(r->jobs = calloc(n ? n : 1, sizeof *r->jobs))) {
+        free(k);
+        fbf_bv4_register_destroy(r);
+        fbf_errorf(err, -ENOMEM, "out of memory for a plan of %zu jobs", n);
+        return NULL;
+    }
+    if (opt)
+        r->opt = *opt;
+    r->asked = NAN;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = check_job(&jobs[i], i, err);
+        k[i] = (sort_key){&jobs[i], i};
+    }
+    if (rc == 0 && !(r->opt.pause >= 0 && isfinite(r->opt.pause)))
+        rc = fbf_errorf(err, -EINVAL, "registration pause %g is not a number of seconds >= 0",
+                        r->opt.pause);
+    if (rc == 0) {
+        qsort(k, n, sizeof *k, by_subtime);
+        for (size_t i = 0; i < n && rc == 0; i++, r->n++) {
+            const fbf_bv4_reg_job *j = k[i].j;
+            reg_job *d = &r->jobs[i];
+            *d = (reg_job){.subtime = j->subtime, .walltime = j->walltime, .delay = j->delay,
+                           .res = j->res, .id = strdup(j->id), .profile = strdup(j->profile)};
+            if (!d->id || !d->profile)
+                rc = fbf_errorf(err, -ENOMEM, "out of memory");
+        }
+    }
+    free(k);
+    if (rc == 0)
+        rc = assign_pairs(r, err);
+    if (rc < 0) {
+        fbf_bv4_register_destroy(r);
+        return NULL;
+    }
+    return r;
+}
+
+void fbf_bv4_register_destroy(fbf_bv4_register *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->jobs[i].id);
+        free(r->jobs[i].profile);
+    }
+    free(r->jobs);
+    free(r->sent);
+    free(r);
+}
+
+int fbf_bv4_register_configure(fbf_bv4_register *r, bool dynamic_jobs, bool acks,
+                               fbf_error *err)
+{
+    if (!dynamic_jobs)
+        return fbf_errorf(err, -ENOTSUP,
+                          "data.config: dynamic jobs are disabled (dynamic-jobs-enabled is "
+                          "false), so fastbf cannot register its workload; run Batsim with "
+                          "--enable-dynamic-jobs");
+    r->configured = true;
+    r->acks = acks;
+    return 0;
+}
+
+bool fbf_bv4_register_acks(const fbf_bv4_register *r) { return r->acks; }
+size_t fbf_bv4_register_nb_registered(const fbf_bv4_register *r) { return r->next; }
+size_t fbf_bv4_register_nb_continues(const fbf_bv4_register *r) { return r->continues; }
+bool fbf_bv4_register_finished(const fbf_bv4_register *r) { return r->finished; }
+
+/* Appends {"timestamp": now, "type": type, "data": data}; takes data. */
+static int add(cJSON *events, double now, const char *type, cJSON *data)
+{
+    cJSON *ev = cJSON_CreateObject();
+    if (!ev || !data || !cJSON_AddNumberToObject(ev, "timestamp", now) ||
+        !cJSON_AddStringToObject(ev, "type", type)) {
+        cJSON_Delete(ev);
+        cJSON_Delete(data);
+        return -ENOMEM;
+    }
+    cJSON_AddItemToObject(ev, "data", data);
+    cJSON_AddItemToArray(events, ev);
+    return 0;
+}
+
+static int add_notify(cJSON *events, double now, const char *what)
+{
+    cJSON *d = cJSON_CreateObject();
+    if (d && !cJSON_AddStringToObject(d, "type", what)) {
+        cJSON_Delete(d);
+        return -ENOMEM;
+    }
+    return add(events, now, "NOTIFY", d);
+}
+
+static int add_profile(cJSON *events, double now, const reg_job *j)
+{
+    char wl[256];
+    snprintf(wl, sizeof wl, "%.*s", (int)wl_len(j->id), j->id);
+    cJSON *d = cJSON_CreateObject(), *p = cJSON_CreateObject();
+    if (!d || !p || !cJSON_AddStringToObject(d, "workload_name", wl) ||
+        !cJSON_AddStringToObject(d, "profile_name", j->profile) ||
+        !cJSON_AddStringToObject(p, "type", "delay") ||
+        !cJSON_AddNumberToObject(p, "delay", j->delay)) {
+        cJSON_Delete(d);
+        cJSON_Delete(p);
+        return -ENOMEM;
+    }
+    cJSON_AddItemToObject(d, "profile", p);
+    return add(events, now, "REGISTER_PROFILE", d);
+}
+
+static int add_job(cJSON *events, double now, const reg_job *j)
+{
+    cJSON *d = cJSON_CreateObject(), *job = cJSON_CreateObject();
+    if (!d || !job || !cJSON_AddStringToObject(d, "job_id", j->id) ||
+        !cJSON_AddStringToObject(job, "id", j->id) ||
+        !cJSON_AddNumberToObject(job, "res", (double)j->res) ||
+        !cJSON_AddNumberToObject(job, "walltime", j->walltime) ||
+        !cJSON_AddStringToObject(job, "profile", j->profile)) {
+        cJSON_Delete(d);
+        cJSON_Delete(job);
+        return -ENOMEM;
+    }
+    cJSON_AddItemToObject(d, "job", job);
+    return add(events, now, "REGISTER_JOB", d);
+}
+
+int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_engine *engine,
+                         fbf_error *err)
+{
+    if (!r->configured || r->next == r->n || r->jobs[r->next].subtime > now)
+        return 0;
+    if (r->finished) {
+        /* A pause ends: Batsim must take registrations again first. */
+        if (add_notify(events, now, "continue_registration") < 0)
+            return fbf_errorf(err, -ENOMEM, "out of memory");
+        r->finished = false;
+        r->continues++;
+    }
+    for (; r->next < r->n && r->jobs[r->next].subtime <= now; r->next++) {
+        const reg_job *j = &r->jobs[r->next];
+        if (!r->sent[j->pair]) {
+            if (add_profile(events, now, j) < 0)
+                return fbf_errorf(err, -ENOMEM, "out of memory");
+            r->sent[j->pair] = true;
+        }
+        if (add_job(events, now, j) < 0)
+            return fbf_errorf(err, -ENOMEM, "out of memory");
+        if (engine) {
+            /* Batsim submits a registered job at once, at the current
+             * time; without an acknowledgement fastbf does the same. */
+            fbf_error inner;
+            int rc = fbf_engine_submit(engine, j->id, now, j->res, j->walltime, &inner);
+            if (rc < 0)
+                return fbf_errorf(err, rc, "registering job %s: %s", j->id, inner.text);
+        }
+    }
+    return 0;
+}
+
+int fbf_bv4_register_close(fbf_bv4_register *r, double now, cJSON *events, fbf_error *err)
+{
+    if (!r->configured || r->finished)
+        return 0;
+    int rc = 0;
+    if (r->next == r->n) {
+        rc = add_notify(events, now, "registration_finished");
+        r->finished = true;
+    } else {
+        double t = r->jobs[r->next].subtime;
+        if (!(t == r->asked)) {
+            cJSON *d = cJSON_CreateObject();
+            if (d && !cJSON_AddNumberToObject(d, "timestamp", t)) {
+                cJSON_Delete(d);
+                d = NULL;
+            }
+            rc = add(events, now, "CALL_ME_LATER", d);
+            r->asked = t;
+        }
+        if (rc == 0 && r->opt.pause > 0 && t - now > r->opt.pause) {
+            rc = add_notify(events, now, "registration_finished");
+            r->finished = true;
+        }
+    }
+    return rc < 0 ? fbf_errorf(err, -ENOMEM, "out of memory") : 0;
+}

@@ -1,0 +1,93 @@
+/*
+ * bv4_register: fastbf as a job submitter, through Batsim v4's dynamic
+ * registration (REGISTER_PROFILE, REGISTER_JOB, NOTIFY
+ * registration_finished / continue_registration), transport-free.
+ *
+ * A register holds a plan: the jobs fastbf registers itself, each at its
+ * subtime. The session (io/bv4_session.c) drives it at every decision
+ * point:
+ *   1. fbf_bv4_register_configure() with SIMULATION_BEGINS' config: a
+ *      Batsim whose dynamic jobs are disabled cannot take registrations,
+ *      so that is an error (-ENOTSUP) naming the Batsim option;
+ *   2. before the pass, fbf_bv4_register_due() appends, for every job
+ *      whose subtime has come, a REGISTER_PROFILE the first time the job's
+ *      (workload, profile) pair is needed, then its REGISTER_JOB. With
+ *      acknowledgements off, it also submits the job to the engine given,
+ *      so the job can start in the very reply that registers it (after its
+ *      REGISTER_JOB, since registration events come first); with them on,
+ *      pass NULL: the job enters the queue when Batsim's JOB_SUBMITTED
+ *      arrives, like any other submission;
+ *   3. after the pass, fbf_bv4_register_close() appends a CALL_ME_LATER at
+ *      the next subtime (not asked twice) and NOTIFY registration_finished
+ *      once the last job is registered.
+ *
+ * Pauses (opt.pause > 0): whenever the next job is more than pause seconds
+ * away, registration is declared finished, and re-opened with NOTIFY
+ * continue_registration just before the next REGISTER_JOB. A workload in
+ * phases (a campaign, then a long quiet night) then tells Batsim the truth
+ * during each gap: no registration is pending, so Batsim may end the run
+ * when the rest of the plan is abandoned (the scheduler stopped or killed
+ * during a gap), instead of waiting forever for a registration that will
+ * never come.
+ *
+ * Ownership: _create() copies the plan (ids and profile names included);
+ * the caller destroys the register with _destroy() (NULL accepted). Events
+ * are appended to a cJSON array the caller owns; their "timestamp" is the
+ * number now, which the session may rewrite.
+ *
+ * Errors: -EINVAL for a bad plan (id without '!', res < 1, walltime neither
+ * -1 nor > 0, negative delay or subtime, NULL names), -ENOTSUP for
+ * disabled dynamic jobs, -ENOMEM, and the engine's code when a submission
+ * fails; err names the job or the config field.
+ */
+#ifndef FBF_BV4_REGISTER_H
+#define FBF_BV4_REGISTER_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "engine/error.h"
+
+typedef struct fbf_bv4_reg_job {
+    const char *id;      /* "workload!name": Batsim's id notation */
+    double subtime;      /* when to register it, >= 0 */
+    int64_t res;         /* >= 1 */
+    double walltime;     /* -1 (none) or > 0 */
+    const char *profile; /* profile name within the job's workload */
+    double delay;        /* the profile's delay (the job's run time), >= 0 */
+} fbf_bv4_reg_job;
+
+typedef struct fbf_bv4_reg_options {
+    double pause; /* > 0: see "Pauses" above; 0: finished only after the last job */
+} fbf_bv4_reg_options;
+
+typedef struct fbf_bv4_register fbf_bv4_register;
+
+fbf_bv4_register *fbf_bv4_register_create(const fbf_bv4_reg_job *jobs, size_t n,
+                                          const fbf_bv4_reg_options *opt, fbf_error *err);
+void fbf_bv4_register_destroy(fbf_bv4_register *r);
+
+/* From SIMULATION_BEGINS: whether Batsim accepts registrations and
+ * acknowledges them with JOB_SUBMITTED. */
+int fbf_bv4_register_configure(fbf_bv4_register *r, bool dynamic_jobs, bool acks,
+                               fbf_error *err);
+bool fbf_bv4_register_acks(const fbf_bv4_register *r);
+
+/* Appends the registrations due at now (subtime <= now) to events and,
+ * when engine is not NULL, submits those jobs to it with subtime now. */
+int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_engine *engine,
+                         fbf_error *err);
+
+/* Appends the CALL_ME_LATER for the next registration and the NOTIFY
+ * registration_finished that are due after the pass at now. */
+int fbf_bv4_register_close(fbf_bv4_register *r, double now, cJSON *events, fbf_error *err);
+
+/* Counters, for logs and tests. */
+size_t fbf_bv4_register_nb_registered(const fbf_bv4_register *r);
+size_t fbf_bv4_register_nb_continues(const fbf_bv4_register *r);
+bool fbf_bv4_register_finished(const fbf_bv4_register *r);
+
+#endif

@@ -1,0 +1,367 @@
+/*
+ * test_replay_dynamic: dynamic job registration and estimate_waiting_time
+ * queries end to end, fastbf-replay playing Batsim and the real fastbf
+ * process deciding over ZeroMQ, outcomes read back from out_jobs.csv and
+ * summary.json.
+ *
+ *  - fastbf --register-workload registers a workload itself; with
+ *    acknowledgements off, on, and with forwarded profiles, the schedule is
+ *    the hand-computed one and the one the same jobs get when Batsim
+ *    submits them (a static replay);
+ *  - --register-pause declares registration finished during a long gap
+ *    and re-opens it with continue_registration;
+ *  - --query-wait under conservative with runtime == walltime: every
+ *    prediction equals the actual start (reservations are exact then);
+ *  - the replayer refuses malformed or untimely registrations and answers
+ *    (scripted scheduler of support/), with exit code 2 and a precise
+ *    message; registration left open with nothing to do is a deadlock.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "support/replay_sched.h"
+#include "support/testkit.h"
+
+#define TIMEOUT_MS 120000
+#define START 8     /* out_jobs.csv columns */
+#define WAIT 11
+#define PREDICTED 17
+
+/* 4 resources. Hand-computed conservative schedule: 1 starts at 0 on 2
+ * resources; 2 needs all 4: reserved at 10; 3 arrives at 3, 2 resources
+ * for 10 s, but [3, 10) is too short: after 2, at 15; 4 at 100, alone. */
+static const char plan_json[] =
+    "{\"nb_res\": 4, \"jobs\": ["
+    "{\"id\": \"1\", \"subtime\": 0, \"res\": 2, \"walltime\": 10, \"profile\": \"d10\"},"
+    "{\"id\": \"2\", \"subtime\": 0, \"res\": 4, \"walltime\": 5, \"profile\": \"d5\"},"
+    "{\"id\": \"3\", \"subtime\": 3, \"res\": 2, \"walltime\": 10, \"profile\": \"d10\"},"
+    "{\"id\": \"4\", \"subtime\": 100, \"res\": 1, \"walltime\": 10, \"profile\": \"d10\"}],"
+    "\"profiles\": {\"d10\": {\"type\": \"delay\", \"delay\": 10},"
+    "\"d5\": {\"type\": \"delay\", \"delay\": 5}}}";
+static const char empty_json[] = "{\"nb_res\": 4, \"jobs\": [], \"profiles\": {}}";
+static const double plan_starts[] = {0, 10, 15, 100};
+
+/* runtime == walltime everywhere, so conservative's reservations hold. */
+static const char exact_swf[] = "; MaxProcs: 8\n"
+                                "1 0 -1 40 4 -1 -1 4 40\n"
+                                "2 0 -1 30 8 -1 -1 8 30\n"
+                                "3 5 -1 20 2 -1 -1 2 20\n"
+                                "4 5 -1 100 6 -1 -1 6 100\n"
+                                "5 12 -1 10 4 -1 -1 4 10\n"
+                                "6 50 -1 25 2 -1 -1 2 25\n"
+                                "7 60 -1 15 8 -1 -1 8 15\n";
+
+/* Runs fastbf-replay with args then the workload; returns the exit code,
+ * stderr in *err (caller frees). */
+static int replay(const char *const *args, const char *wl, char **err)
+{
+    const char *argv[16];
+    int n = 0;
+    for (; args[n]; n++)
+        argv[n] = args[n];
+    argv[n++] = "--timeout";
+    argv[n++] = "20";
+    argv[n++] = wl;
+    argv[n] = NULL;
+    char *so = NULL;
+    int rc = fbf_test_replay_run(argv, TIMEOUT_MS, &so, err);
+    free(so);
+    return rc;
+}
+
+/* fastbf's command line, in one of 4 rotating static buffers. */
+static const char *fastbf_cmd(const char *opts)
+{
+    static char bufs[4][10000];
+    static int next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, sizeof bufs[0], "%s %s", fbf_test_replay_fastbf_path(), opts);
+    return b;
+}
+
+/* A test file whose path outlives the rotating buffers of testkit. */
+static const char *keep(char *buf, const char *name, const char *text)
+{
+    snprintf(buf, 4096, "%s", fbf_test_tmp_write(name, text));
+    return buf;
+}
+
+static void run_ok(const char *const *args, const char *wl)
+{
+    char *err = NULL;
+    int rc = replay(args, wl, &err);
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, err ? err : "");
+    free(err);
+}
+
+static void test_submitter_schedule(void **state)
+{
+    (void)state;
+    char b1[4096], b2[4096];
+    const char *plan = keep(b1, "plan.json", plan_json);
+    const char *empty = keep(b2, "empty.json", empty_json);
+    char opts[5000];
+    snprintf(opts, sizeof opts, "--policy conservative --register-workload %s", plan);
+    const char *cmd = fastbf_cmd(opts);
+    const char *const modes[][4] = {
+        {"--dynamic-jobs", NULL},
+        {"--ack-dynamic-jobs", NULL},
+        {"--ack-dynamic-jobs", "--forward-profiles", NULL},
+        {"--dynamic-jobs", "--forward-profiles", NULL},
+    };
+    for (int m = 0; m < 4; m++) {
+        const char *out = fbf_test_tmp_path("submit-%d", m);
+        const char *args[8] = {"--scheduler", cmd, "--out", out, "--quiet"};
+        for (int k = 0; modes[m][k]; k++)
+            args[5 + k] = modes[m][k];
+        run_ok(args, empty);
+        assert_true(fbf_test_replay_summary(out, "jobs.registered") == 4);
+        assert_true(fbf_test_replay_summary(out, "jobs.completed") == 4);
+        for (int j = 0; j < 4; j++) {
+            char id[8];
+            snprintf(id, sizeof id, "%d", j + 1);
+            double got = fbf_test_replay_csv(out, id, START);
+            if (got != plan_starts[j])
+                fail_msg("mode %d: job %s starts at %g, expected %g", m, id, got,
+                         plan_starts[j]);
+        }
+    }
+}
+
+/* The same jobs, registered by fastbf or submitted by Batsim, get the same
+ * schedule under every policy, with and without acknowledgements. */
+static void test_registered_like_submitted(void **state)
+{
+    (void)state;
+    char b1[4096], b2[4096];
+    const char *swf = keep(b1, "like.swf", exact_swf);
+    const char *empty = keep(b2, "empty8.json", "{\"nb_res\": 8, \"jobs\": [], \"profiles\": {}}");
+    const char *policies[] = {"fcfs", "easy", "conservative"};
+    for (int p = 0; p < 3; p++) {
+        char opts[5000];
+        snprintf(opts, sizeof opts, "--policy %s", policies[p]);
+        char ref[4096];
+        snprintf(ref, sizeof ref, "%s", fbf_test_tmp_path("like-ref-%d", p));
+        run_ok((const char *const[]){"--scheduler", fastbf_cmd(opts), "--out", ref, "--quiet",
+                                     NULL},
+               swf);
+        snprintf(opts, sizeof opts, "--policy %s --register-workload %s", policies[p], swf);
+        for (int ack = 0; ack < 2; ack++) {
+            const char *out = fbf_test_tmp_path("like-%d-%d", p, ack);
+            run_ok((const char *const[]){"--scheduler", fastbf_cmd(opts), "--out", out,
+                                         "--quiet", ack ? "--ack-dynamic-jobs" : "--dynamic-jobs",
+                                         NULL},
+                   empty);
+            for (int j = 1; j <= 7; j++) {
+                char id[8];
+                snprintf(id, sizeof id, "%d", j);
+                double want = fbf_test_replay_csv(ref, id, START);
+                double got = fbf_test_replay_csv(out, id, START);
+                if (isnan(want) || got != want)
+                    fail_msg("%s, acks %d: job %s starts at %g registered, %g submitted",
+                             policies[p], ack, id, got, want);
+            }
+        }
+    }
+}
+
+static void test_continue_registration(void **state)
+{
+    (void)state;
+    char b1[4096], b2[4096];
+    const char *plan = keep(b1, "plan-p.json", plan_json);
+    const char *empty = keep(b2, "empty-p.json", empty_json);
+    char opts[5000];
+    /* The gap from 3 to 100 is longer than 50 s: one pause. */
+    snprintf(opts, sizeof opts, "--policy conservative --register-workload %s "
+             "--register-pause 50", plan);
+    for (int ack = 0; ack < 2; ack++) {
+        const char *out = fbf_test_tmp_path("pause-%d", ack);
+        run_ok((const char *const[]){"--scheduler", fastbf_cmd(opts), "--out", out, "--quiet",
+                                     ack ? "--ack-dynamic-jobs" : "--dynamic-jobs", NULL},
+               empty);
+        assert_true(fbf_test_replay_summary(out, "jobs.registration_reopenings") == 1);
+        assert_true(fbf_test_replay_summary(out, "jobs.registered") == 4);
+        assert_true(fbf_test_replay_csv(out, "4", START) == 100);
+    }
+}
+
+static void test_disabled_dynamic_jobs_stop_fastbf(void **state)
+{
+    (void)state;
+    char b1[4096], b2[4096];
+    const char *plan = keep(b1, "plan-d.json", plan_json);
+    const char *empty = keep(b2, "empty-d.json", empty_json);
+    char opts[5000];
+    snprintf(opts, sizeof opts, "--register-workload %s", plan);
+    char *err = NULL;
+    int rc = replay((const char *const[]){"--scheduler", fastbf_cmd(opts), "--quiet", NULL},
+                    empty, &err);
+    assert_int_equal(rc, 2);
+    if (!err || !strstr(err, "dynamic jobs are disabled"))
+        fail_msg("stderr: %s", err ? err : "(none)");
+    free(err);
+}
+
+/* Conservative with exact walltimes: every reservation is kept, so every
+ * answered waiting time is the real one, for submitted and registered jobs. */
+static void test_query_predictions_exact(void **state)
+{
+    (void)state;
+    char b1[4096], b2[4096];
+    const char *swf = keep(b1, "exact.swf", exact_swf);
+    const char *empty = keep(b2, "empty-q.json", "{\"nb_res\": 8, \"jobs\": [], \"profiles\": {}}");
+    const char *out = fbf_test_tmp_path("query-static");
+    run_ok((const char *const[]){"--scheduler", fastbf_cmd("--policy conservative"), "--out",
+                                 out, "--quiet", "--query-wait", NULL},
+           swf);
+    assert_true(fbf_test_replay_summary(out, "predictions.answers") == 7);
+    assert_true(fbf_test_replay_summary(out, "predictions.unknown") == 0);
+    assert_true(fbf_test_replay_summary(out, "predictions.exact") == 7);
+    assert_true(fbf_test_replay_summary(out, "predictions.mean_abs_error_s") == 0);
+    /* Someone waits, so the test is not trivially zero. */
+    assert_true(fbf_test_replay_summary(out, "max_wait") > 0);
+    for (int j = 1; j <= 7; j++) {
+        char id[8];
+        snprintf(id, sizeof id, "%d", j);
+        assert_true(fbf_test_replay_csv(out, id, PREDICTED) == fbf_test_replay_csv(out, id, WAIT));
+    }
+    char opts[5000];
+    snprintf(opts, sizeof opts, "--policy conservative --register-workload %s", swf);
+    out = fbf_test_tmp_path("query-registered");
+    run_ok((const char *const[]){"--scheduler", fastbf_cmd(opts), "--out", out, "--quiet",
+                                 "--ack-dynamic-jobs", "--query-wait", NULL},
+           empty);
+    assert_true(fbf_test_replay_summary(out, "predictions.exact") == 7);
+}
+
+/* A scripted FCFS injects events into its first reply with a submission;
+ * the run must stop with exit code want and want_text in its error. */
+static void expect_refusal(const char *events, const char *mode, int want,
+                           const char *want_text)
+{
+    const char *wl = fbf_test_tmp_write("refuse.json",
+                                        "{\"nb_res\": 4, \"jobs\": [{\"id\": \"1\", \"subtime\": "
+                                        "0, \"res\": 1, \"walltime\": 10, \"profile\": \"p\"}],"
+                                        "\"profiles\": {\"p\": {\"type\": \"delay\", \"delay\": "
+                                        "10}}}");
+    char ep[256];
+    fbf_test_rsched *s = fbf_test_rsched_inject(events, ep, sizeof ep);
+    assert_non_null(s);
+    char *err = NULL;
+    const char *args[] = {"--endpoint", ep, "--quiet", mode, NULL};
+    if (!mode)
+        args[3] = NULL;
+    int rc = replay(args, wl, &err);
+    free(fbf_test_rsched_stop(s));
+    if (rc != want || !err || !strstr(err, want_text))
+        fail_msg("events %s: exit %d (want %d), stderr: %s (want '%s')", events, rc, want,
+                 err ? err : "(none)", want_text);
+    free(err);
+}
+
+#define PROFILE_Q "{'type':'REGISTER_PROFILE','data':{'workload_name':'dyn','profile_name':'q'," \
+                  "'profile':{'type':'delay','delay':5}}}"
+#define JOB(id, prof, res) "{'type':'REGISTER_JOB','data':{'job_id':'" id "','job':{'profile':'" \
+                           prof "','res':" res ",'walltime':10}}}"
+#define FINISHED "{'type':'NOTIFY','data':{'type':'registration_finished'}}"
+
+static void test_registrations_refused(void **state)
+{
+    (void)state;
+    /* A correct registration runs (the scripted FCFS queues it from its
+     * acknowledgement). */
+    expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "1") "," FINISHED "]",
+                   "--ack-dynamic-jobs", 0, "");
+    expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "1") "]", NULL, 2,
+                   "(REGISTER_PROFILE): dynamic jobs are disabled");
+    expect_refusal("[" JOB("dyn!a", "q", "1") "]", "--dynamic-jobs", 2,
+                   "(REGISTER_JOB, job dyn!a): unknown profile 'q' in workload dyn");
+    /* The input's profiles belong to its own workload (w0), not to dyn. */
+    expect_refusal("[" JOB("dyn!a", "p", "1") "]", "--dynamic-jobs", 2, "unknown profile 'p'");
+    expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "1") "," JOB("dyn!a", "q", "1") "]",
+                   "--dynamic-jobs", 2, "(REGISTER_JOB, job dyn!a): job id already exists");
+    expect_refusal("[" JOB("w0!1", "p", "1") "]", "--dynamic-jobs", 2, "job id already exists");
+    expect_refusal("[" PROFILE_Q "," JOB("a", "q", "1") "]", "--dynamic-jobs", 2,
+                   "data.job_id is not of the form workload!name");
+    expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "0") "]", "--dynamic-jobs", 2,
+                   "data.job.res is missing or not an integer >= 1");
+    expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "1.5") "]", "--dynamic-jobs", 2,
+                   "data.job.res");
+    expect_refusal("[" PROFILE_Q ",{'type':'REGISTER_JOB','data':{'job_id':'dyn!a','job':{"
+                   "'profile':'q','res':1,'walltime':0}}}]",
+                   "--dynamic-jobs", 2, "data.job.walltime is not -1 nor a number > 0");
+    expect_refusal("[" PROFILE_Q "," PROFILE_Q "]", "--dynamic-jobs", 2,
+                   "profile q of workload dyn already exists");
+    expect_refusal("[{'type':'REGISTER_PROFILE','data':{'workload_name':'dyn','profile_name':"
+                   "'x','profile':{'type':'parallel','cpu':1}}}]",
+                   "--dynamic-jobs", 2, "is not \"delay\"");
+    expect_refusal("[" PROFILE_Q "," FINISHED "," JOB("dyn!a", "q", "1") "]", "--dynamic-jobs",
+                   2, "registration is finished (NOTIFY registration_finished) and was not "
+                   "re-opened");
+    /* Re-opened, it is accepted again. */
+    expect_refusal("[" PROFILE_Q "," FINISHED ",{'type':'NOTIFY','data':{'type':"
+                   "'continue_registration'}}," JOB("dyn!a", "q", "1") "," FINISHED "]",
+                   "--ack-dynamic-jobs", 0, "");
+    expect_refusal("[{'type':'NOTIFY','data':{'type':'continue_registration'}}]",
+                   "--dynamic-jobs", 2, "continue_registration while registration is open");
+    /* Never finished: Batsim would wait forever. */
+    expect_refusal("[" PROFILE_Q "]", "--dynamic-jobs", 3,
+                   "dynamic registration is still open");
+}
+
+static void test_answers_refused(void **state)
+{
+    (void)state;
+    /* The scripted FCFS answers no query. */
+    expect_refusal("[]", "--query-wait", 2,
+                   "no ANSWER to the QUERY estimate_waiting_time about job w0!1");
+    expect_refusal("[{'type':'ANSWER','data':{'estimate_waiting_time':{'job_id':'w0!1',"
+                   "'estimated_waiting_time':-3}}}]",
+                   "--query-wait", 2, "estimated_waiting_time is missing or not a number >= 0");
+    expect_refusal("[{'type':'ANSWER','data':{'estimate_waiting_time':{'job_id':'w0!1'}}}]",
+                   "--query-wait", 2, "estimated_waiting_time is missing");
+    expect_refusal("[{'type':'ANSWER','data':{'estimate_waiting_time':{'job_id':'w0!2',"
+                   "'estimated_waiting_time':1}}}]",
+                   "--query-wait", 2, "no QUERY about this job is waiting for an answer");
+    expect_refusal("[{'type':'ANSWER','data':{'consumed_energy':12}}]", "--query-wait", 2,
+                   "data must hold exactly one object estimate_waiting_time");
+    expect_refusal("[{'type':'ANSWER','data':{'estimate_waiting_time':{'job_id':'w0!1',"
+                   "'estimated_waiting_time':1}}},{'type':'ANSWER','data':{"
+                   "'estimate_waiting_time':{'job_id':'w0!1','estimated_waiting_time':1}}}]",
+                   "--query-wait", 2, "already answered");
+    /* Unasked, an answer is refused too. */
+    expect_refusal("[{'type':'ANSWER','data':{'estimate_waiting_time':{'job_id':'w0!1',"
+                   "'estimated_waiting_time':1}}}]",
+                   NULL, 2, "never asked");
+}
+
+int main(void)
+{
+    fbf_test_filter_from_env();
+    if (access(fbf_test_replay_fastbf_path(), X_OK) != 0) {
+        fprintf(stderr, "fastbf not built at %s\n", fbf_test_replay_fastbf_path());
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_submitter_schedule),
+        cmocka_unit_test(test_registered_like_submitted),
+        cmocka_unit_test(test_continue_registration),
+        cmocka_unit_test(test_disabled_dynamic_jobs_stop_fastbf),
+        cmocka_unit_test(test_query_predictions_exact),
+        cmocka_unit_test(test_registrations_refused),
+        cmocka_unit_test(test_answers_refused),
+    };
+    return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
+}
