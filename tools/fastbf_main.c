@@ -4,7 +4,7 @@
  *
  * Exit codes: 0 after SIMULATION_ENDS, 1 on a protocol violation or a
  * transport failure (one line on stderr says what), 2 on a bad command
- * line.
+ * line or a --register-workload file that cannot be read or registered.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -17,7 +17,8 @@
  * `now` (the scheduler is busy until then, and events that happen meanwhile
  * are delivered together, each with its own timestamp). Events of a message
  * are ordered by (time, kind, tie): JOB_COMPLETED (ties by start order),
- * JOB_KILLED, JOB_SUBMITTED (file order), REQUESTED_CALL, then the NOTIFY
+ * JOB_KILLED, JOB_SUBMITTED (file order), acknowledgements of registrations
+ * (registration order), REQUESTED_CALL, then the NOTIFY
  * no_more_static_job_to_submit at the time of the last submission.
  * A decision of a reply takes effect at max(its timestamp, the request's
  * now): a job started then runs min(runtime, walltime).

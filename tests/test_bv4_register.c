@@ -1,0 +1,249 @@
+/*
+ * test_bv4_register: fastbf's submitter mode (io/bv4_register.h) through
+ * the transport-free session: which registration events each reply holds
+ * with acknowledgements off and on, under both config forms, the pause
+ * and continue_registration, a disabled Batsim and bad plans refused, and
+ * the estimate_waiting_time answers about known jobs.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "io/bv4_register.h"
+#include "policies/registry.h"
+#include "support/bv4_kit.h"
+#include "support/testkit.h"
+
+static const char FLAT_OFF[] = "'dynamic-jobs-enabled':true,'dynamic-jobs-acknowledged':false";
+static const char FLAT_ON[] = "'dynamic-jobs-enabled':true,'dynamic-jobs-acknowledged':true";
+static const char NESTED_OFF[] =
+    "'redis':{'enabled':false},'job_submission':{'forward_profiles':false,"
+    "'from_scheduler':{'enabled':true,'acknowledge':false}}";
+static const char NESTED_ON[] =
+    "'redis':{'enabled':false},'job_submission':{'forward_profiles':true,"
+    "'from_scheduler':{'enabled':true,'acknowledge':true}}";
+
+/* dyn!1 and dyn!2 at 0 share profile p10; dyn!3 at 5 needs all 4. */
+static const fbf_bv4_reg_job plan[] = {
+    {"dyn!1", 0, 2, 10, "p10", 10},
+    {"dyn!2", 0, 1, 10, "p10", 10},
+    {"dyn!3", 5, 4, 20, "p20", 20},
+};
+
+typedef struct fixture {
+    fbf_bv4_register *reg;
+    fbf_bv4_session *s;
+} fixture;
+
+static fixture make(const char *policy, const fbf_bv4_reg_job *jobs, size_t n, double pause)
+{
+    fbf_error err = {{0}};
+    fbf_bv4_reg_options ro = {.pause = pause};
+    fixture f = {.reg = fbf_bv4_register_create(jobs, n, &ro, &err)};
+    if (!f.reg)
+        fail_msg("register_create: %s", err.text);
+    const fbf_policy_entry *pe = fbf_policy_lookup(policy);
+    fbf_bv4_options o = {
+        .engine = {.policy = pe->ops, .reservation_depth = pe->default_depth, .workers = 1},
+        .submitter = f.reg,
+    };
+    f.s = fbf_bv4_session_create(&o, &err);
+    if (!f.s)
+        fail_msg("session_create: %s", err.text);
+    return f;
+}
+
+static void done(fixture *f)
+{
+    fbf_bv4_session_destroy(f->s);
+    fbf_bv4_register_destroy(f->reg);
+}
+
+/* Acks off: a registered job starts in the reply that registers it, after
+ * its REGISTER_JOB; a shared profile is registered once. */
+static void check_acks_off(const char *config)
+{
+    fixture f = make("fcfs", plan, 3, 0);
+    fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, config),
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|"
+                    "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2|CALL_ME_LATER 5");
+    fbf_test_bv4_ok(f.s, "{\"now\":5,\"events\":[{\"timestamp\":5,\"type\":\"REQUESTED_CALL\","
+                         "\"data\":{}}]}",
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!3|NOTIFY registration_finished");
+    fbf_test_bv4_ok(f.s, fbf_test_msg("{'now':10,'events':["
+                                      "{'timestamp':10,'type':'JOB_COMPLETED','data':{'job_id':"
+                                      "'dyn!1','job_state':'COMPLETED_SUCCESSFULLY'}},"
+                                      "{'timestamp':10,'type':'JOB_COMPLETED','data':{'job_id':"
+                                      "'dyn!2','job_state':'COMPLETED_SUCCESSFULLY'}}]}"),
+                    "EXECUTE_JOB dyn!3 0-3");
+    assert_int_equal(fbf_bv4_register_nb_registered(f.reg), 3);
+    assert_true(fbf_bv4_register_finished(f.reg));
+    done(&f);
+}
+
+static void test_acks_off_flat(void **state)
+{
+    (void)state;
+    check_acks_off(FLAT_OFF);
+}
+
+static void test_acks_off_nested(void **state)
+{
+    (void)state;
+    check_acks_off(NESTED_OFF);
+}
+
+/* Acks on: nothing starts before Batsim's JOB_SUBMITTED. */
+static void check_acks_on(const char *config)
+{
+    fixture f = make("fcfs", plan, 3, 0);
+    fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, config),
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|CALL_ME_LATER 5");
+    assert_int_equal(fbf_engine_nb_waiting(fbf_bv4_session_engine(f.s)), 0);
+    fbf_test_bv4_ok(f.s, fbf_test_msg("{'now':0,'events':["
+                                      "{'timestamp':0,'type':'JOB_SUBMITTED','data':{'job_id':"
+                                      "'dyn!1','job':{'id':'dyn!1','subtime':0,'res':2,"
+                                      "'walltime':10,'profile':'p10'},'profile':{'type':'delay',"
+                                      "'delay':10}}},"
+                                      "{'timestamp':0,'type':'JOB_SUBMITTED','data':{'job_id':"
+                                      "'dyn!2','job':{'id':'dyn!2','subtime':0,'res':1,"
+                                      "'walltime':10,'profile':'p10'}}}]}"),
+                    "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2");
+    done(&f);
+}
+
+static void test_acks_on_flat(void **state)
+{
+    (void)state;
+    check_acks_on(FLAT_ON);
+}
+
+static void test_acks_on_nested(void **state)
+{
+    (void)state;
+    check_acks_on(NESTED_ON);
+}
+
+/* A gap longer than the pause: finished during it, re-opened before the
+ * next registration, finished again after the last. */
+static void test_pause_and_continue(void **state)
+{
+    (void)state;
+    const fbf_bv4_reg_job jobs[] = {{"dyn!a", 0, 1, 10, "p", 10}, {"dyn!b", 100, 1, 10, "p", 10}};
+    fixture f = make("easy", jobs, 2, 50);
+    fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF),
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!a|EXECUTE_JOB dyn!a 0|CALL_ME_LATER 100|"
+                    "NOTIFY registration_finished");
+    fbf_test_bv4_ok(f.s, fbf_test_msg("{'now':10,'events':[{'timestamp':10,'type':"
+                                      "'JOB_COMPLETED','data':{'job_id':'dyn!a','job_state':"
+                                      "'COMPLETED_SUCCESSFULLY'}}]}"),
+                    "");
+    fbf_test_bv4_ok(f.s, "{\"now\":100,\"events\":[{\"timestamp\":100,\"type\":"
+                         "\"REQUESTED_CALL\",\"data\":{}}]}",
+                    "NOTIFY continue_registration|REGISTER_JOB dyn!b|EXECUTE_JOB dyn!b 0|"
+                    "NOTIFY registration_finished");
+    assert_int_equal(fbf_bv4_register_nb_continues(f.reg), 1);
+    done(&f);
+}
+
+/* A short gap is no pause. */
+static void test_short_gap_no_pause(void **state)
+{
+    (void)state;
+    const fbf_bv4_reg_job jobs[] = {{"dyn!a", 0, 1, 10, "p", 10}, {"dyn!b", 20, 1, 10, "p", 10}};
+    fixture f = make("easy", jobs, 2, 50);
+    fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF),
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!a|EXECUTE_JOB dyn!a 0|CALL_ME_LATER 20");
+    done(&f);
+}
+
+static void test_disabled_refused(void **state)
+{
+    (void)state;
+    fixture f = make("fcfs", plan, 3, 0);
+    const char *req = fbf_test_bv4_begins(4, "'dynamic-jobs-enabled':false");
+    const char *reply;
+    size_t len;
+    fbf_error err = {{0}};
+    int rc = fbf_bv4_session_handle(f.s, req, strlen(req), &reply, &len, &err);
+    assert_int_equal(rc, -ENOTSUP);
+    assert_non_null(strstr(err.text, "dynamic jobs are disabled"));
+    done(&f);
+}
+
+static void expect_bad_plan(const fbf_bv4_reg_job *jobs, size_t n, double pause,
+                            const char *want)
+{
+    fbf_error err = {{0}};
+    fbf_bv4_reg_options ro = {.pause = pause};
+    fbf_bv4_register *r = fbf_bv4_register_create(jobs, n, &ro, &err);
+    assert_null(r);
+    if (!strstr(err.text, want))
+        fail_msg("error \"%s\", expected \"%s\"", err.text, want);
+}
+
+static void test_bad_plans(void **state)
+{
+    (void)state;
+    const fbf_bv4_reg_job no_bang[] = {{"a", 0, 1, 10, "p", 10}};
+    expect_bad_plan(no_bang, 1, 0, "not of the form workload!name");
+    const fbf_bv4_reg_job res0[] = {{"dyn!a", 0, 0, 10, "p", 10}};
+    expect_bad_plan(res0, 1, 0, "res 0 < 1");
+    const fbf_bv4_reg_job wall0[] = {{"dyn!a", 0, 1, 0, "p", 10}};
+    expect_bad_plan(wall0, 1, 0, "walltime 0 is neither -1 nor > 0");
+    const fbf_bv4_reg_job two_delays[] = {{"dyn!a", 0, 1, 10, "p", 10},
+                                          {"dyn!b", 0, 1, 10, "p", 20}};
+    expect_bad_plan(two_delays, 2, 0, "share profile p with different delays");
+    expect_bad_plan(plan, 3, -1, "registration pause");
+}
+
+/* A known job is answered from the engine: a running one waits 0, a
+ * waiting one until its reservation; an unknown id is a potential job. */
+static void test_answers_about_known_jobs(void **state)
+{
+    (void)state;
+    fbf_bv4_session *s = fbf_test_bv4_session("conservative", 1);
+    fbf_test_bv4_ok(s, fbf_test_bv4_begins(4, ""), "");
+    fbf_test_bv4_ok(s, fbf_test_msg("{'now':2,'events':["
+                                    "{'timestamp':2,'type':'JOB_SUBMITTED','data':{'job_id':"
+                                    "'w0!1','job':{'id':'w0!1','res':4,'walltime':10}}},"
+                                    "{'timestamp':2,'type':'JOB_SUBMITTED','data':{'job_id':"
+                                    "'w0!2','job':{'id':'w0!2','res':4,'walltime':10}}},"
+                                    "{'timestamp':2,'type':'QUERY','data':{'requests':{"
+                                    "'estimate_waiting_time':{'job_id':'w0!1','job':{'res':4,"
+                                    "'walltime':10}}}}},"
+                                    "{'timestamp':2,'type':'QUERY','data':{'requests':{"
+                                    "'estimate_waiting_time':{'job_id':'w0!2','job':{'res':4,"
+                                    "'walltime':10}}}}},"
+                                    "{'timestamp':2,'type':'QUERY','data':{'requests':{"
+                                    "'estimate_waiting_time':{'job_id':'x!potential','job':{"
+                                    "'res':4,'walltime':10}}}}}]}"),
+                    "EXECUTE_JOB w0!1 0-3|ANSWER w0!1 0|ANSWER w0!2 10|"
+                    "ANSWER x!potential 20");
+    fbf_bv4_session_destroy(s);
+}
+
+int main(void)
+{
+    fbf_test_filter_from_env();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_acks_off_flat),
+        cmocka_unit_test(test_acks_off_nested),
+        cmocka_unit_test(test_acks_on_flat),
+        cmocka_unit_test(test_acks_on_nested),
+        cmocka_unit_test(test_pause_and_continue),
+        cmocka_unit_test(test_short_gap_no_pause),
+        cmocka_unit_test(test_disabled_refused),
+        cmocka_unit_test(test_bad_plans),
+        cmocka_unit_test(test_answers_about_known_jobs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
