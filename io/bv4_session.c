@@ -12,7 +12,9 @@
  *
  * Both the nested config of the protocol text (config.redis.enabled,
  * config.job_submission...) and the flat one real Batsim 4.2.1 sends
- * (redis-enabled, dynamic-jobs-enabled...) are understood.
+ * (redis-enabled, dynamic-jobs-enabled...) are understood. In Redis mode
+ * a pass between the two (io/bv4_fetch.c) reads the job descriptions that
+ * JOB_SUBMITTED leaves out, so apply() sees every job described.
  */
 #include "io/bv4_session.h"
 
@@ -24,6 +26,7 @@
 #include <string.h>
 
 #include "io/bv4_check.h"
+#include "io/bv4_fetch.h"
 
 struct fbf_bv4_session {
     fbf_bv4_options opt;
@@ -34,6 +37,7 @@ struct fbf_bv4_session {
     bool no_more_static, no_more_external;
     double last_call; /* the latest CALL_ME_LATER sent, NAN before any */
     fbf_json_arena *arena; /* holds the request being handled */
+    fbf_bv4_fetch *fetch;  /* Redis mode: job descriptions from the store */
     char *reply; /* reused across messages; grows when a reply outgrows it */
     size_t reply_cap;
     unsigned long nb_messages;
@@ -49,7 +53,10 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
     s->opt = *opt;
     s->last_call = NAN;
     s->arena = fbf_json_arena_create();
-    if (!s->arena) {
+    s->fetch = fbf_bv4_fetch_create();
+    if (!s->arena || !s->fetch) {
+        fbf_json_arena_destroy(s->arena);
+        fbf_bv4_fetch_destroy(s->fetch);
         free(s);
         fbf_errorf(err, -ENOMEM, "out of memory");
         return NULL;
@@ -57,6 +64,7 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
     s->engine = fbf_engine_create(&opt->engine, err);
     if (!s->engine) {
         fbf_json_arena_destroy(s->arena);
+        fbf_bv4_fetch_destroy(s->fetch);
         free(s);
         return NULL;
     }
@@ -69,6 +77,7 @@ void fbf_bv4_session_destroy(fbf_bv4_session *s)
         return;
     fbf_engine_destroy(s->engine);
     fbf_json_arena_destroy(s->arena);
+    fbf_bv4_fetch_destroy(s->fetch);
     free(s->reply);
     free(s);
 }
@@ -89,11 +98,8 @@ static bool config_flag(const cJSON *config, const char *flat, const char *group
 
 static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
 {
+    /* Redis (config.redis-*) was set up by fbf_bv4_fetch_prepare(). */
     const cJSON *config = cJSON_GetObjectItemCaseSensitive(data, "config");
-    if (config_flag(config, "redis-enabled", "redis", NULL, "enabled"))
-        return fbf_errorf(err, -ENOTSUP,
-                          "data.config: Redis is enabled, which this fastbf does not support; "
-                          "run Batsim without --enable-redis");
     s->dynamic_jobs =
         config_flag(config, "dynamic-jobs-enabled", "job_submission", "from_scheduler", "enabled");
 
@@ -113,6 +119,8 @@ static int on_submitted(fbf_bv4_session *s, double ts, const cJSON *data, fbf_er
 {
     const char *id = cJSON_GetObjectItemCaseSensitive(data, "job_id")->valuestring;
     const cJSON *job = cJSON_GetObjectItemCaseSensitive(data, "job");
+    if (!job) /* Redis mode: read before the message was applied */
+        job = fbf_bv4_fetch_next(s->fetch);
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(job, "res");
     const cJSON *wall = cJSON_GetObjectItemCaseSensitive(job, "walltime");
     const cJSON *sub = cJSON_GetObjectItemCaseSensitive(job, "subtime");
@@ -429,6 +437,11 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
         return fbf_errorf(err, -EPROTO, "message received after SIMULATION_ENDS");
     cJSON *root = NULL;
     int rc = fbf_bv4_check(s->arena, req, len, s->begun, &root, err);
+    /* Redis mode: the descriptions JOB_SUBMITTED leaves out, before any
+     * event is applied. */
+    if (rc == 0)
+        rc = fbf_bv4_fetch_prepare(s->fetch, cJSON_GetObjectItemCaseSensitive(root, "events"),
+                                   s->opt.log, err);
     if (rc < 0)
         return rc;
     s->begun = true;

@@ -40,6 +40,9 @@ typedef struct options {
     int64_t nb_res;       /* 0: from the workload */
     double timeout_s;
     long long echo;       /* --echo-bench N; 0 = off */
+    char redis_host[256]; /* --redis; "" = off */
+    int redis_port;
+    const char *redis_prefix;
     fbf_wl_read_options read;
 } options;
 
@@ -74,6 +77,13 @@ static void usage(FILE *f)
 "  --nb-res N             platform size (overrides the workload's)\n"
 "  --max-jobs K           keep the first K jobs of the file\n"
 "  --walltime MODE        field9 (default), runtime, or factor:F (F x runtime, >= 1)\n"
+"\n"
+"Redis mode (Batsim's --enable-redis):\n"
+"  --redis HOST:PORT[:PREFIX]  store job and profile descriptions in the Redis\n"
+"                         server at HOST:PORT under Batsim's keys (PREFIX:job_ID,\n"
+"                         PREFIX:profile_WORKLOAD!NAME, PREFIX:nb_res; PREFIX\n"
+"                         'default' unless given), say so in SIMULATION_BEGINS'\n"
+"                         config and send JOB_SUBMITTED with job_id only\n"
 "\n"
 "Run and output:\n"
 "  --timeout S            seconds to wait for one reply (default 60)\n"
@@ -130,12 +140,30 @@ static int parse_walltime(const char *s, fbf_wl_read_options *r)
     return 0;
 }
 
+/* HOST:PORT[:PREFIX]; the prefix is the rest, colons included. */
+static int parse_redis(const char *s, options *o)
+{
+    const char *colon = strchr(s, ':');
+    if (!colon || colon == s || (size_t)(colon - s) >= sizeof o->redis_host)
+        return -1;
+    char *end;
+    errno = 0;
+    long port = strtol(colon + 1, &end, 10);
+    if (errno || end == colon + 1 || port < 1 || port > 65535 || (*end && *end != ':'))
+        return -1;
+    memcpy(o->redis_host, s, (size_t)(colon - s));
+    o->redis_host[colon - s] = '\0';
+    o->redis_port = (int)port;
+    o->redis_prefix = *end ? end + 1 : NULL;
+    return 0;
+}
+
 /* Returns -1 to go on, or an exit code. */
 static int parse_options(int argc, char **argv, options *o)
 {
     enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
            O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
-           O_VERSION, O_KILL_AFTER, O_TAG_STARTS };
+           O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_REDIS };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
@@ -153,6 +181,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"echo-bench", required_argument, NULL, O_ECHO},
         {"kill-after", required_argument, NULL, O_KILL_AFTER},
         {"tag-starts", no_argument, NULL, O_TAG_STARTS},
+        {"redis", required_argument, NULL, O_REDIS},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -211,6 +240,11 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         }
         case O_TAG_STARTS: o->policy_opts = o->tag_starts = true; break;
+        case O_REDIS:
+            if (parse_redis(optarg, o))
+                return bad("--redis '%s': expected HOST:PORT or HOST:PORT:PREFIX with PORT in "
+                           "1..65535", optarg);
+            break;
         case O_OUT: o->out = optarg; break;
         case O_QUIET: o->quiet = true; break;
         case O_VERBOSE: o->verbose = true; break;
@@ -256,6 +290,16 @@ static int run(const options *o)
         fbf_workload_destroy(wl);
         return FBF_EXIT_INVALID;
     }
+    fbf_bv4_redis *redis = NULL;
+    if (o->redis_host[0]) {
+        redis = fbf_bv4_redis_connect(o->redis_host, o->redis_port, o->redis_prefix,
+                                      o->timeout_s, &err);
+        if (!redis) {
+            fprintf(stderr, "fastbf-replay: --redis: %s\n", err.text);
+            fbf_workload_destroy(wl);
+            return FBF_EXIT_INVALID;
+        }
+    }
     char label[512];
     fbf_transport *tr = NULL;
     if (o->inproc) {
@@ -292,18 +336,23 @@ static int run(const options *o)
     }
     if (!tr) {
         fprintf(stderr, "fastbf-replay: %s\n", err.text);
+        fbf_bv4_redis_destroy(redis);
         fbf_workload_destroy(wl);
         return FBF_EXIT_INVALID;
     }
     fbf_replay r;
     fbf_replay_config cfg = {.nb_res = nb_res,
                              .livelock_max = 1e6,
-                             .progress = !o->quiet && isatty(STDERR_FILENO)};
+                             .progress = !o->quiet && isatty(STDERR_FILENO),
+                             .redis = redis,
+                             .redis_host = o->redis_host,
+                             .redis_port = o->redis_port};
     int rc = fbf_replay_init(&r, wl, &cfg, &err);
     if (rc) {
         fprintf(stderr, "fastbf-replay: %s\n", err.text);
         fbf_replay_fini(&r);
         fbf_transport_destroy(tr);
+        fbf_bv4_redis_destroy(redis);
         fbf_workload_destroy(wl);
         return FBF_EXIT_INTERNAL;
     }
@@ -325,6 +374,7 @@ static int run(const options *o)
         }
     }
     fbf_replay_fini(&r);
+    fbf_bv4_redis_destroy(redis);
     fbf_workload_destroy(wl);
     return rc;
 }

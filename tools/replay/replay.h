@@ -6,6 +6,7 @@
  *   validate.c  parsing and checking each reply as Batsim does, and applying
  *               its decisions to the state below
  *   output.c    statistics, the summary, out_jobs.csv, summary.json, progress
+ *   store.c     job descriptions, the config, and Redis mode's keys
  *   main.c      options and wiring
  *
  * Time model (what Batsim does, without SimGrid): a message carries every
@@ -50,6 +51,7 @@
 
 #include "engine/error.h"
 #include "engine/idset.h"
+#include "io/bv4_redis.h"
 #include "tools/lib/workload.h"
 #include "tools/replay/jbuf.h"
 #include "tools/replay/transport.h"
@@ -117,6 +119,11 @@ typedef struct fbf_replay_config {
     uint32_t nb_res;     /* platform size (> 0) */
     double livelock_max; /* consecutive call-only messages at one time before giving up */
     bool progress;       /* progress lines on stderr */
+    /* Redis mode (--redis): job descriptions go to this store (borrowed)
+     * and JOB_SUBMITTED carries only job_id; NULL: off. */
+    fbf_bv4_redis *redis;
+    const char *redis_host; /* as the config tells the scheduler */
+    int redis_port;
 } fbf_replay_config;
 
 typedef struct fbf_replay {
@@ -145,6 +152,10 @@ typedef struct fbf_replay {
     fbf_idset scratch; /* parsed alloc of the current EXECUTE_JOB */
 
     fbf_jbuf msg;      /* the request being built */
+    uint32_t *store_q; /* Redis mode: jobs the request submits (store.c) */
+    size_t nstore, store_cap;
+    uint8_t *profile_stored;
+    fbf_jbuf store_text;
     double clock;      /* the last reply's now: where the simulation stands */
     double req_now;    /* now of the request being answered */
     size_t msg_index;  /* 0-based number of the current request */
@@ -181,6 +192,18 @@ double fbf_replay_now_s(void);
 
 /* validate.c: checks and applies one reply. 0 or -EPROTO/-ENOMEM (r->err). */
 int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len);
+
+/* store.c */
+/* The job's JSON description (Batsim's job_definition) into b. */
+void fbf_replay_job_desc(const fbf_replay *r, uint32_t job, fbf_jbuf *b);
+/* SIMULATION_BEGINS' config object, flat as Batsim 4.2.1 sends it. */
+void fbf_replay_config_json(const fbf_replay *r, fbf_jbuf *b);
+/* Redis mode: queue job's keys for the message being built. */
+void fbf_replay_store_queue(fbf_replay *r, uint32_t job);
+/* Redis mode: nb_res at the start, the queued keys before each send.
+ * FBF_EXIT_* codes (r->err says why); no-ops when Redis is off. */
+int fbf_replay_store_start(fbf_replay *r);
+int fbf_replay_store_pending(fbf_replay *r);
 
 /* output.c */
 typedef struct fbf_replay_stats {

@@ -168,8 +168,11 @@ void fbf_replay_fini(fbf_replay *r)
     free(r->ranges);
     free(r->text);
     free(r->lat);
+    free(r->store_q);
+    free(r->profile_stored);
     fbf_idset_fini(&r->scratch);
     fbf_jbuf_fini(&r->msg);
+    fbf_jbuf_fini(&r->store_text);
 }
 
 /* ---------- message building ---------- */
@@ -275,17 +278,13 @@ static void emit_submitted(fbf_replay *r, size_t *count, uint32_t job)
     ev_open(r, count, wj->subtime, "JOB_SUBMITTED");
     fbf_jbuf_lit(b, "{\"job_id\":");
     fbf_jbuf_str(b, wj->id);
-    fbf_jbuf_lit(b, ",\"job\":{\"id\":");
-    fbf_jbuf_str(b, wj->id);
-    fbf_jbuf_lit(b, ",\"subtime\":");
-    fbf_jbuf_num(b, wj->subtime);
-    fbf_jbuf_lit(b, ",\"walltime\":");
-    fbf_jbuf_num(b, wj->walltime);
-    fbf_jbuf_lit(b, ",\"res\":");
-    fbf_jbuf_int(b, wj->res);
-    fbf_jbuf_lit(b, ",\"profile\":");
-    fbf_jbuf_str(b, r->wl->profiles[wj->profile].name);
-    fbf_jbuf_lit(b, "}}}");
+    if (r->cfg.redis) { /* Batsim's Redis form: the description is in the store */
+        fbf_replay_store_queue(r, job);
+    } else {
+        fbf_jbuf_lit(b, ",\"job\":");
+        fbf_replay_job_desc(r, job, b);
+    }
+    fbf_jbuf_lit(b, "}}");
     r->jobs[job].state = FBF_RJ_WAITING;
     r->submitted++;
     r->waiting++;
@@ -393,12 +392,9 @@ static void build_begins(fbf_replay *r)
     fbf_jbuf_lit(b, ",\"nb_compute_resources\":");
     fbf_jbuf_int(b, r->cfg.nb_res);
     fbf_jbuf_lit(b, ",\"nb_storage_resources\":0,\"allow_compute_sharing\":false,"
-                    "\"allow_storage_sharing\":true,\"config\":{\"redis-enabled\":false,"
-                    "\"redis-hostname\":\"127.0.0.1\",\"redis-port\":6379,"
-                    "\"redis-prefix\":\"default\",\"profiles-forwarded-on-submission\":false,"
-                    "\"dynamic-jobs-enabled\":false,\"dynamic-jobs-acknowledged\":false,"
-                    "\"profile-reuse-enabled\":false,\"sched-config\":\"\","
-                    "\"forward-unknown-events\":false},\"compute_resources\":[");
+                    "\"allow_storage_sharing\":true,\"config\":");
+    fbf_replay_config_json(r, b);
+    fbf_jbuf_lit(b, ",\"compute_resources\":[");
     for (uint32_t i = 0; i < r->cfg.nb_res; i++) {
         if (i)
             fbf_jbuf_lit(b, ",");
@@ -454,6 +450,9 @@ static int exchange(fbf_replay *r)
     if (r->msg.oom || r->oom)
         return fbf_errorf(&r->err, -ENOMEM, "out of memory building message #%zu",
                           r->msg_index), FBF_EXIT_INTERNAL;
+    int src = fbf_replay_store_pending(r); /* Redis mode: before the scheduler reads */
+    if (src != FBF_EXIT_OK)
+        return src;
     const char *reply;
     size_t len;
     fbf_error terr;
@@ -520,8 +519,10 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
     r->tr = tr;
     double t0 = fbf_replay_now_s();
     r->progress_last = t0;
+    int rc = fbf_replay_store_start(r);
     build_begins(r);
-    int rc = exchange(r);
+    if (rc == FBF_EXIT_OK)
+        rc = exchange(r);
     double last_now = -1;
     while (rc == FBF_EXIT_OK) {
         bool calls_only;
