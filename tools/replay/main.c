@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,8 @@ static int run(const options *o)
     }
     fbf_bv4_redis *redis = NULL;
     if (o->redis_host[0]) {
+        /* A server that goes away must end in a message, not in SIGPIPE. */
+        signal(SIGPIPE, SIG_IGN);
         redis = fbf_bv4_redis_connect(o->redis_host, o->redis_port, o->redis_prefix,
                                       o->timeout_s, &err);
         if (!redis) {
