@@ -17,14 +17,22 @@
  * fbf_bv4_fetch_next() then hands those descriptions out in event order,
  * as the session applies the events.
  *
- * Errors (-EPROTO unless said), one line naming the event (index and type):
- *   event 0 (SIMULATION_BEGINS): data.config.redis-port: expected an integer in [1, 65535], got a string
- *   event 0 (SIMULATION_BEGINS): cannot connect to Redis at 127.0.0.1:1 (host 127.0.0.1, port 1): Connection refused   (-ECONNREFUSED)
- *   event 2 (JOB_SUBMITTED): data.job: expected an object (fastbf needs job descriptions), got nothing   (Redis off)
- *   event 2 (JOB_SUBMITTED): Redis key "default:job_w0!3" does not exist (job w0!3 has no description)
- *   event 2 (JOB_SUBMITTED): Redis key "default:job_w0!3": malformed JSON near byte 7
- *   event 2 (JOB_SUBMITTED): Redis key "default:job_w0!3": res: expected an integer, got a string
- *   event 2 (JOB_SUBMITTED): Redis at 127.0.0.1:6379: GET: Connection reset by peer   (-EIO)
+ * Errors (-EPROTO unless said), one line naming the event (index and
+ * type), for instance:
+ *   event 0 (SIMULATION_BEGINS): data.config.redis-port: expected an
+ *     integer in [1, 65535], got a string
+ *   event 0 (SIMULATION_BEGINS): cannot connect to Redis at 127.0.0.1:1
+ *     (host 127.0.0.1, port 1): Connection refused            -ECONNREFUSED
+ *   event 2 (JOB_SUBMITTED): data.job: expected an object (fastbf needs
+ *     job descriptions), got nothing                          Redis off
+ *   event 2 (JOB_SUBMITTED): Redis key "default:job_w0!3" does not exist
+ *     (job w0!3 has no description)
+ *   event 2 (JOB_SUBMITTED): Redis key "default:job_w0!3": malformed JSON
+ *     near byte 7
+ *   event 2 (JOB_SUBMITTED): Redis key "default:job_w0!3": res: expected
+ *     an integer, got a string
+ *   event 2 (JOB_SUBMITTED): Redis at 127.0.0.1:6379: GET: Connection
+ *     reset by peer                                           -EIO
  *
  * Ownership: create/destroy pair (NULL accepted); descriptions are owned
  * by the fetcher and live until the next prepare.
