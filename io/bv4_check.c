@@ -38,6 +38,9 @@ static const char *describe(const cJSON *v)
 
 static int bad(const ctx *c, const char *field, const char *want, const cJSON *got)
 {
+    if (!c->type) /* fbf_bv4_check_job(): the caller names the event */
+        return fbf_errorf(c->err, -EPROTO, "%s: expected %s, got %s", field, want,
+                          describe(got));
     return fbf_errorf(c->err, -EPROTO, "event %d (%s): %s: expected %s, got %s", c->index,
                       c->type, field, want, describe(got));
 }
@@ -109,7 +112,7 @@ static int bad_job_field(const ctx *c, const char *where, const char *field, con
                          const cJSON *got)
 {
     char f[96];
-    snprintf(f, sizeof f, "%s.%s", where, field);
+    snprintf(f, sizeof f, "%s%s%s", where, *where ? "." : "", field);
     return bad(c, f, want, got);
 }
 
@@ -128,6 +131,9 @@ static int check_job_desc(const ctx *c, const cJSON *job, const char *where, con
     if (jid && id) {
         if (!cJSON_IsString(jid))
             return bad_job_field(c, where, "id", "a string", jid);
+        if (strcmp(jid->valuestring, id) != 0 && !c->type)
+            return fbf_errorf(c->err, -EPROTO, "%s%sid: \"%s\" differs from job_id \"%s\"",
+                              where, *where ? "." : "", jid->valuestring, id);
         if (strcmp(jid->valuestring, id) != 0)
             return fbf_errorf(c->err, -EPROTO, "event %d (%s): %s.id: \"%s\" differs from "
                               "job_id \"%s\"", c->index, c->type, where, jid->valuestring, id);
@@ -139,10 +145,20 @@ static int check_submitted(const ctx *c, const cJSON *d)
 {
     const cJSON *id = get(d, "job_id");
     NEED(cJSON_IsString(id), "data.job_id", "a string", id);
-    const cJSON *job = get(d, "job");
-    NEED(cJSON_IsObject(job), "data.job", "an object (fastbf needs job descriptions)", job);
     OPTIONAL(d, "profile", cJSON_IsObject, "data.profile", "an object");
+    /* No job: Batsim's Redis form, which the session accepts only with
+     * Redis enabled (io/bv4_fetch.h). */
+    const cJSON *job = get(d, "job");
+    if (!job)
+        return 0;
+    NEED(cJSON_IsObject(job), "data.job", "an object (fastbf needs job descriptions)", job);
     return check_job_desc(c, job, "data.job", id->valuestring);
+}
+
+int fbf_bv4_check_job(const cJSON *job, const char *id, fbf_error *err)
+{
+    ctx c = {.index = -1, .type = NULL, .err = err};
+    return check_job_desc(&c, job, "", id);
 }
 
 static int check_completed(const ctx *c, const cJSON *d)

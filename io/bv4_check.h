@@ -6,8 +6,9 @@
  * number, `events` an array), each event (`timestamp` a number <= now and
  * not below the previous one, `type` a known Batsim-to-scheduler event,
  * `data` an object) and each event's mandatory fields and their types.
- * Every failure is -EPROTO with one line naming the event (index and type)
- * and the field, e.g.
+ * JOB_SUBMITTED without `job` (Batsim's Redis form) passes here: whether
+ * Redis is on is the session's business. Every failure is -EPROTO with one
+ * line naming the event (index and type) and the field, e.g.
  *   event 2 (JOB_SUBMITTED): data.job.res: expected an integer, got a string
  *
  * Ownership: on success *root is a tree inside the given arena, valid
@@ -64,6 +65,13 @@ int fbf_bv4_check_event(fbf_bv4_checker *k, const cJSON *ev, fbf_error *err);
 int fbf_bv4_checker_end(const fbf_bv4_checker *k, fbf_error *err);
 /* The message's now: a finite number. */
 int fbf_bv4_check_now(const cJSON *now, fbf_error *err);
+
+/* Checks a job description object as data.job of JOB_SUBMITTED is
+ * checked (res an integer, walltime and subtime numbers, id a string equal
+ * to id when both are given), for descriptions read from elsewhere
+ * (Redis). -EPROTO with the field alone, e.g. "res: expected an integer,
+ * got a string": the caller says where the object came from. */
+int fbf_bv4_check_job(const cJSON *job, const char *id, fbf_error *err);
 
 /* The compute resources of a checked SIMULATION_BEGINS data object: the
  * ids of compute_resources when given, else 0..nb_compute_resources-1

@@ -15,7 +15,9 @@
  *
  * Both the nested config of the protocol text (config.redis.enabled,
  * config.job_submission...) and the flat one real Batsim 4.2.1 sends
- * (redis-enabled, dynamic-jobs-enabled...) are understood.
+ * (redis-enabled, dynamic-jobs-enabled...) are understood. In Redis mode
+ * a pass between the two (io/bv4_fetch.c) reads the job descriptions that
+ * JOB_SUBMITTED leaves out, so apply() sees every job described.
  */
 #include "io/bv4_session.h"
 
@@ -28,6 +30,7 @@
 
 #include "io/bv4_check.h"
 #include "io/json_stream.h"
+#include "io/bv4_fetch.h"
 
 struct fbf_bv4_session {
     fbf_bv4_options opt;
@@ -38,6 +41,7 @@ struct fbf_bv4_session {
     bool no_more_static, no_more_external;
     double last_call; /* the latest CALL_ME_LATER sent, NAN before any */
     fbf_json_arena *arena; /* holds the request being handled */
+    fbf_bv4_fetch *fetch;  /* Redis mode: job descriptions from the store */
     char *reply; /* reused across messages; grows when a reply outgrows it */
     size_t reply_cap;
     unsigned long nb_messages;
@@ -53,7 +57,10 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
     s->opt = *opt;
     s->last_call = NAN;
     s->arena = fbf_json_arena_create();
-    if (!s->arena) {
+    s->fetch = fbf_bv4_fetch_create();
+    if (!s->arena || !s->fetch) {
+        fbf_json_arena_destroy(s->arena);
+        fbf_bv4_fetch_destroy(s->fetch);
         free(s);
         fbf_errorf(err, -ENOMEM, "out of memory");
         return NULL;
@@ -61,6 +68,7 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
     s->engine = fbf_engine_create(&opt->engine, err);
     if (!s->engine) {
         fbf_json_arena_destroy(s->arena);
+        fbf_bv4_fetch_destroy(s->fetch);
         free(s);
         return NULL;
     }
@@ -73,6 +81,7 @@ void fbf_bv4_session_destroy(fbf_bv4_session *s)
         return;
     fbf_engine_destroy(s->engine);
     fbf_json_arena_destroy(s->arena);
+    fbf_bv4_fetch_destroy(s->fetch);
     free(s->reply);
     free(s);
 }
@@ -93,13 +102,15 @@ static bool config_flag(const cJSON *config, const char *flat, const char *group
 
 static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
 {
+    /* Redis (config.redis-*) was set up by fbf_bv4_fetch_prepare(). */
     const cJSON *config = cJSON_GetObjectItemCaseSensitive(data, "config");
-    if (config_flag(config, "redis-enabled", "redis", NULL, "enabled"))
-        return fbf_errorf(err, -ENOTSUP,
-                          "data.config: Redis is enabled, which this fastbf does not support; "
-                          "run Batsim without --enable-redis");
     s->dynamic_jobs =
         config_flag(config, "dynamic-jobs-enabled", "job_submission", "from_scheduler", "enabled");
+    if (s->opt.submitter && fbf_bv4_fetch_store(s->fetch))
+        return fbf_errorf(err, -ENOTSUP,
+                          "data.config: Redis is enabled, and fastbf's submitter mode "
+                          "registers jobs through the protocol only; run Batsim without "
+                          "--enable-redis");
     if (s->opt.submitter) {
         bool acks = config_flag(config, "dynamic-jobs-acknowledged", "job_submission",
                                 "from_scheduler", "acknowledge");
@@ -124,6 +135,8 @@ static int on_submitted(fbf_bv4_session *s, double ts, const cJSON *data, fbf_er
 {
     const char *id = cJSON_GetObjectItemCaseSensitive(data, "job_id")->valuestring;
     const cJSON *job = cJSON_GetObjectItemCaseSensitive(data, "job");
+    if (!job) /* Redis mode: read before the message was applied */
+        job = fbf_bv4_fetch_next(s->fetch);
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(job, "res");
     const cJSON *wall = cJSON_GetObjectItemCaseSensitive(job, "walltime");
     const cJSON *sub = cJSON_GetObjectItemCaseSensitive(job, "subtime");
@@ -521,7 +534,9 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
     envelope env = {0};
     event_source src = {0};
     int rc = 0;
-    if (len >= FBF_BV4_STREAM_MIN) {
+    /* Redis mode needs the whole message (one pipelined fetch), and so
+     * does the first one (it may turn Redis on). */
+    if (len >= FBF_BV4_STREAM_MIN && s->begun && !fbf_bv4_fetch_store(s->fetch)) {
         rc = fbf_json_stream_open(&stream, s->arena, req, len, "events", on_member, &env, err);
         if (rc < 0)
             return rc;
@@ -536,7 +551,14 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
     double now;
     if (!src.stream) {
         cJSON *root = NULL;
-        if ((rc = fbf_bv4_check(s->arena, req, len, s->begun, &root, err)) < 0)
+        rc = fbf_bv4_check(s->arena, req, len, s->begun, &root, err);
+        /* Redis mode: the descriptions JOB_SUBMITTED leaves out, before
+         * any event is applied. */
+        if (rc == 0)
+            rc = fbf_bv4_fetch_prepare(s->fetch,
+                                       cJSON_GetObjectItemCaseSensitive(root, "events"),
+                                       s->opt.log, err);
+        if (rc < 0)
             return rc;
         s->begun = true;
         now = cJSON_GetObjectItemCaseSensitive(root, "now")->valuedouble;

@@ -20,8 +20,12 @@
  *   -EEXIST   a job id submitted twice
  *   -EINVAL   an event that contradicts the state (a job that ends but does
  *             not run, time going backwards)
- *   -ENOTSUP  a feature fastbf does not offer (Redis mode), or submitter
- *             mode with Batsim's dynamic jobs disabled
+ *   -ENOTSUP  submitter mode with Batsim's dynamic jobs disabled
+ *   -ECONNREFUSED  Redis mode: the Redis server named by SIMULATION_BEGINS
+ *             cannot be reached (host, port and hiredis's message)
+ *   -EIO      Redis mode: the connection to Redis failed later
+ * Redis mode (io/bv4_fetch.h): a missing key, malformed JSON in a key or
+ * a description missing a field are -EPROTO naming the key and the field.
  * The session must not be used after an error, since the request may have
  * been applied in part.
  */

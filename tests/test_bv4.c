@@ -413,7 +413,7 @@ static void test_query_estimate(void **state)
     fbf_bv4_session_destroy(s);
 }
 
-/* ---- config: dynamic jobs, Redis -------------------------------------- */
+/* ---- config: dynamic jobs (Redis mode: test_redis.c) ------------------ */
 
 static void test_dynamic_jobs_notify(void **state)
 {
@@ -436,27 +436,6 @@ static void test_dynamic_jobs_notify(void **state)
     fbf_bv4_session_destroy(s);
 }
 
-static void test_redis_not_supported(void **state)
-{
-    const char *configs[] = {
-        "'redis-enabled':true,'redis-hostname':'127.0.0.1','redis-port':6379",
-        "'redis':{'enabled':true,'hostname':'127.0.0.1','port':6379,'prefix':'default'}",
-    };
-    for (int i = 0; i < 2; i++) {
-        fbf_bv4_session *s = new_session("easy", 1);
-        const char *req = BEGINS(4, configs[i]);
-        const char *reply = NULL;
-        size_t len = 0;
-        fbf_error err = {{0}};
-        int rc = fbf_bv4_session_handle(s, req, strlen(req), &reply, &len, &err);
-        assert_int_equal(rc, -ENOTSUP);
-        assert_string_equal(err.text,
-                            "event 0 (SIMULATION_BEGINS): data.config: Redis is enabled, which "
-                            "this fastbf does not support; run Batsim without --enable-redis");
-        fbf_bv4_session_destroy(s);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,7 +452,6 @@ int main(void)
         cmocka_unit_test(test_killed_and_ignored_events),
         cmocka_unit_test(test_query_estimate),
         cmocka_unit_test(test_dynamic_jobs_notify),
-        cmocka_unit_test(test_redis_not_supported),
     };
     fbf_test_filter_from_env();
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake pkg-config
   libzmq3-dev libck-dev libjemalloc-dev libcjson-dev zlib1g-dev
+  libhiredis-dev redis-server
   libcmocka-dev libbenchmark-dev hyperfine gnuplot-nox time python3
 )
 missing=()

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,9 @@ typedef struct options {
     int64_t nb_res;       /* 0: from the workload */
     double timeout_s;
     long long echo;       /* --echo-bench N; 0 = off */
+    char redis_host[256]; /* --redis; "" = off */
+    int redis_port;
+    const char *redis_prefix;
     fbf_wl_read_options read;
 } options;
 
@@ -88,6 +92,12 @@ static void usage(FILE *f)
 "                         about the job; the reply must ANSWER each one; the\n"
 "                         summary reports the predictions' error, out_jobs.csv\n"
 "                         gets a predicted_waiting_time column (-1: unknown)\n"
+"Redis mode (Batsim's --enable-redis):\n"
+"  --redis HOST:PORT[:PREFIX]  store job and profile descriptions in the Redis\n"
+"                         server at HOST:PORT under Batsim's keys (PREFIX:job_ID,\n"
+"                         PREFIX:profile_WORKLOAD!NAME, PREFIX:nb_res; PREFIX\n"
+"                         'default' unless given), say so in SIMULATION_BEGINS'\n"
+"                         config and send JOB_SUBMITTED with job_id only\n"
 "\n"
 "Run and output:\n"
 "  --timeout S            seconds to wait for one reply (default 60)\n"
@@ -144,12 +154,30 @@ static int parse_walltime(const char *s, fbf_wl_read_options *r)
     return 0;
 }
 
+/* HOST:PORT[:PREFIX]; the prefix is the rest, colons included. */
+static int parse_redis(const char *s, options *o)
+{
+    const char *colon = strchr(s, ':');
+    if (!colon || colon == s || (size_t)(colon - s) >= sizeof o->redis_host)
+        return -1;
+    char *end;
+    errno = 0;
+    long port = strtol(colon + 1, &end, 10);
+    if (errno || end == colon + 1 || port < 1 || port > 65535 || (*end && *end != ':'))
+        return -1;
+    memcpy(o->redis_host, s, (size_t)(colon - s));
+    o->redis_host[colon - s] = '\0';
+    o->redis_port = (int)port;
+    o->redis_prefix = *end ? end + 1 : NULL;
+    return 0;
+}
+
 /* Returns -1 to go on, or an exit code. */
 static int parse_options(int argc, char **argv, options *o)
 {
     enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
            O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
-           O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_DYN, O_ACK, O_FWD, O_QUERY };
+           O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_DYN, O_ACK, O_FWD, O_QUERY, O_REDIS };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
@@ -171,6 +199,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"ack-dynamic-jobs", no_argument, NULL, O_ACK},
         {"forward-profiles", no_argument, NULL, O_FWD},
         {"query-wait", no_argument, NULL, O_QUERY},
+        {"redis", required_argument, NULL, O_REDIS},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -233,6 +262,11 @@ static int parse_options(int argc, char **argv, options *o)
         case O_ACK: o->dyn_jobs = o->dyn_acks = true; break;
         case O_FWD: o->forward_profiles = true; break;
         case O_QUERY: o->query_wait = true; break;
+        case O_REDIS:
+            if (parse_redis(optarg, o))
+                return bad("--redis '%s': expected HOST:PORT or HOST:PORT:PREFIX with PORT in "
+                           "1..65535", optarg);
+            break;
         case O_OUT: o->out = optarg; break;
         case O_QUIET: o->quiet = true; break;
         case O_VERBOSE: o->verbose = true; break;
@@ -259,6 +293,10 @@ static int parse_options(int argc, char **argv, options *o)
                          "--tag-starts go with --inproc (another scheduler has its own options)");
     if (o->verbose && !o->inproc)
         return bad("%s", "--verbose goes with --inproc");
+    if (o->redis_host[0] && (o->dyn_jobs || o->forward_profiles))
+        return bad("%s", "--redis does not go with --dynamic-jobs, --ack-dynamic-jobs or "
+                         "--forward-profiles: registration and forwarded profiles are "
+                         "simulated without Redis only");
     return -1;
 }
 
@@ -277,6 +315,18 @@ static int run(const options *o)
                 "header, no nb_res): pass --nb-res N\n", wl->path);
         fbf_workload_destroy(wl);
         return FBF_EXIT_INVALID;
+    }
+    fbf_bv4_redis *redis = NULL;
+    if (o->redis_host[0]) {
+        /* A server that goes away must end in a message, not in SIGPIPE. */
+        signal(SIGPIPE, SIG_IGN);
+        redis = fbf_bv4_redis_connect(o->redis_host, o->redis_port, o->redis_prefix,
+                                      o->timeout_s, &err);
+        if (!redis) {
+            fprintf(stderr, "fastbf-replay: --redis: %s\n", err.text);
+            fbf_workload_destroy(wl);
+            return FBF_EXIT_INVALID;
+        }
     }
     char label[512];
     fbf_transport *tr = NULL;
@@ -314,6 +364,7 @@ static int run(const options *o)
     }
     if (!tr) {
         fprintf(stderr, "fastbf-replay: %s\n", err.text);
+        fbf_bv4_redis_destroy(redis);
         fbf_workload_destroy(wl);
         return FBF_EXIT_INVALID;
     }
@@ -324,12 +375,16 @@ static int run(const options *o)
                              .dyn_jobs = o->dyn_jobs,
                              .dyn_acks = o->dyn_acks,
                              .forward_profiles = o->forward_profiles,
-                             .query_wait = o->query_wait};
+                             .query_wait = o->query_wait,
+                             .redis = redis,
+                             .redis_host = o->redis_host,
+                             .redis_port = o->redis_port};
     int rc = fbf_replay_init(&r, wl, &cfg, &err);
     if (rc) {
         fprintf(stderr, "fastbf-replay: %s\n", err.text);
         fbf_replay_fini(&r);
         fbf_transport_destroy(tr);
+        fbf_bv4_redis_destroy(redis);
         fbf_workload_destroy(wl);
         return FBF_EXIT_INTERNAL;
     }
@@ -351,6 +406,7 @@ static int run(const options *o)
         }
     }
     fbf_replay_fini(&r);
+    fbf_bv4_redis_destroy(redis);
     fbf_workload_destroy(wl);
     return rc;
 }

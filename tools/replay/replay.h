@@ -9,6 +9,7 @@
  *   dynamic.c   Batsim's side of dynamic registration (REGISTER_PROFILE,
  *               REGISTER_JOB, NOTIFY registration_finished /
  *               continue_registration) and of estimate_waiting_time queries
+ *   store.c     job descriptions, the config, and Redis mode's keys
  *   main.c      options and wiring
  *
  * Time model (what Batsim does, without SimGrid): a message carries every
@@ -68,6 +69,7 @@
 
 #include "engine/error.h"
 #include "engine/idset.h"
+#include "io/bv4_redis.h"
 #include "tools/lib/workload.h"
 #include "tools/replay/jbuf.h"
 #include "tools/replay/transport.h"
@@ -154,6 +156,11 @@ typedef struct fbf_replay_config {
     bool dyn_acks;       /* dynamic-jobs-acknowledged */
     bool forward_profiles; /* profiles-forwarded-on-submission */
     bool query_wait;     /* QUERY estimate_waiting_time with each submission */
+    /* Redis mode (--redis): job descriptions go to this store (borrowed)
+     * and JOB_SUBMITTED carries only job_id; NULL: off. */
+    fbf_bv4_redis *redis;
+    const char *redis_host; /* as the config tells the scheduler */
+    int redis_port;
 } fbf_replay_config;
 
 #define FBF_REPLAY_MAX_WORKLOADS 16
@@ -187,6 +194,10 @@ typedef struct fbf_replay {
     fbf_idset scratch; /* parsed alloc of the current EXECUTE_JOB */
 
     fbf_jbuf msg;      /* the request being built */
+    uint32_t *store_q; /* Redis mode: jobs the request submits (store.c) */
+    size_t nstore, store_cap;
+    uint8_t *profile_stored;
+    fbf_jbuf store_text;
     double clock;      /* the last reply's now: where the simulation stands */
     double req_now;    /* now of the request being answered */
     size_t msg_index;  /* 0-based number of the current request */
@@ -254,6 +265,18 @@ void fbf_replay_ev_open(fbf_replay *r, size_t *count, double t, const char *type
 void fbf_replay_dynamic_fini(fbf_replay *r);
 /* The workload names SIMULATION_BEGINS lists (jobs' id prefixes). */
 size_t fbf_replay_workload_names(const fbf_workload *wl, char names[][64]);
+
+/* store.c */
+/* The job's JSON description (Batsim's job_definition) into b. */
+void fbf_replay_job_desc(const fbf_replay *r, uint32_t job, fbf_jbuf *b);
+/* SIMULATION_BEGINS' config object, flat as Batsim 4.2.1 sends it. */
+void fbf_replay_config_json(const fbf_replay *r, fbf_jbuf *b);
+/* Redis mode: queue job's keys for the message being built. */
+void fbf_replay_store_queue(fbf_replay *r, uint32_t job);
+/* Redis mode: nb_res at the start, the queued keys before each send.
+ * FBF_EXIT_* codes (r->err says why); no-ops when Redis is off. */
+int fbf_replay_store_start(fbf_replay *r);
+int fbf_replay_store_pending(fbf_replay *r);
 
 /* output.c */
 typedef struct fbf_replay_stats {

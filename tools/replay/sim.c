@@ -173,8 +173,11 @@ void fbf_replay_fini(fbf_replay *r)
     free(r->text);
     free(r->lat);
     fbf_replay_dynamic_fini(r);
+    free(r->store_q);
+    free(r->profile_stored);
     fbf_idset_fini(&r->scratch);
     fbf_jbuf_fini(&r->msg);
+    fbf_jbuf_fini(&r->store_text);
 }
 
 /* ---------- message building ---------- */
@@ -282,22 +285,17 @@ static void emit_submitted(fbf_replay *r, size_t *count, uint32_t job, bool ack)
     fbf_replay_ev_open(r, count, wj->subtime, "JOB_SUBMITTED");
     fbf_jbuf_lit(b, "{\"job_id\":");
     fbf_jbuf_str(b, wj->id);
-    fbf_jbuf_lit(b, ",\"job\":{\"id\":");
-    fbf_jbuf_str(b, wj->id);
-    fbf_jbuf_lit(b, ",\"subtime\":");
-    fbf_jbuf_num(b, wj->subtime);
-    fbf_jbuf_lit(b, ",\"walltime\":");
-    fbf_jbuf_num(b, wj->walltime);
-    fbf_jbuf_lit(b, ",\"res\":");
-    fbf_jbuf_int(b, wj->res);
-    fbf_jbuf_lit(b, ",\"profile\":");
-    fbf_jbuf_str(b, r->wl->profiles[wj->profile].name);
-    fbf_jbuf_lit(b, "}");
-    if (r->cfg.forward_profiles) {
-        /* The job's own run time is its delay profile's delay. */
-        fbf_jbuf_lit(b, ",\"profile\":{\"type\":\"delay\",\"delay\":");
-        fbf_jbuf_num(b, wj->runtime);
-        fbf_jbuf_lit(b, "}");
+    if (r->cfg.redis) { /* Batsim's Redis form: the description is in the store */
+        fbf_replay_store_queue(r, job);
+    } else {
+        fbf_jbuf_lit(b, ",\"job\":");
+        fbf_replay_job_desc(r, job, b);
+        if (r->cfg.forward_profiles) {
+            /* The job's own run time is its delay profile's delay. */
+            fbf_jbuf_lit(b, ",\"profile\":{\"type\":\"delay\",\"delay\":");
+            fbf_jbuf_num(b, wj->runtime);
+            fbf_jbuf_lit(b, "}");
+        }
     }
     fbf_jbuf_lit(b, "}}");
     if (r->cfg.query_wait) {
@@ -397,18 +395,9 @@ static void build_begins(fbf_replay *r)
     fbf_jbuf_lit(b, ",\"nb_compute_resources\":");
     fbf_jbuf_int(b, r->cfg.nb_res);
     fbf_jbuf_lit(b, ",\"nb_storage_resources\":0,\"allow_compute_sharing\":false,"
-                    "\"allow_storage_sharing\":true,\"config\":{\"redis-enabled\":false,"
-                    "\"redis-hostname\":\"127.0.0.1\",\"redis-port\":6379,"
-                    "\"redis-prefix\":\"default\",\"profiles-forwarded-on-submission\":");
-    /* Batsim 4.2.1's flat form; fastbf also reads the nested one. */
-    fbf_jbuf_raw(b, r->cfg.forward_profiles ? "true" : "false",
-                 r->cfg.forward_profiles ? 4 : 5);
-    fbf_jbuf_lit(b, ",\"dynamic-jobs-enabled\":");
-    fbf_jbuf_raw(b, r->cfg.dyn_jobs ? "true" : "false", r->cfg.dyn_jobs ? 4 : 5);
-    fbf_jbuf_lit(b, ",\"dynamic-jobs-acknowledged\":");
-    fbf_jbuf_raw(b, r->cfg.dyn_acks ? "true" : "false", r->cfg.dyn_acks ? 4 : 5);
-    fbf_jbuf_lit(b, ",\"profile-reuse-enabled\":false,\"sched-config\":\"\","
-                    "\"forward-unknown-events\":false},\"compute_resources\":[");
+                    "\"allow_storage_sharing\":true,\"config\":");
+    fbf_replay_config_json(r, b);
+    fbf_jbuf_lit(b, ",\"compute_resources\":[");
     for (uint32_t i = 0; i < r->cfg.nb_res; i++) {
         if (i)
             fbf_jbuf_lit(b, ",");
@@ -464,6 +453,9 @@ static int exchange(fbf_replay *r)
     if (r->msg.oom || r->oom)
         return fbf_errorf(&r->err, -ENOMEM, "out of memory building message #%zu",
                           r->msg_index), FBF_EXIT_INTERNAL;
+    int src = fbf_replay_store_pending(r); /* Redis mode: before the scheduler reads */
+    if (src != FBF_EXIT_OK)
+        return src;
     const char *reply;
     size_t len;
     fbf_error terr;
@@ -537,8 +529,10 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
     r->tr = tr;
     double t0 = fbf_replay_now_s();
     r->progress_last = t0;
+    int rc = fbf_replay_store_start(r);
     build_begins(r);
-    int rc = exchange(r);
+    if (rc == FBF_EXIT_OK)
+        rc = exchange(r);
     double last_now = -1;
     while (rc == FBF_EXIT_OK) {
         bool calls_only;

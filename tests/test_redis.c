@@ -1,0 +1,381 @@
+/*
+ * test_redis: Batsim's Redis mode in process, against a real redis-server
+ * started for this suite (support/redis_server):
+ *
+ *  - the store (io/bv4_redis.h): Batsim's key names, round trips, a
+ *    pipelined batch of many keys, missing keys, an unreachable server;
+ *  - the session (io/bv4_session.h) in Redis mode, with both config
+ *    forms: job_id-only JOB_SUBMITTED events are decided exactly as the
+ *    same jobs described in the messages, and every fault of the store
+ *    (missing key, malformed JSON, a missing or wrong field, a server that
+ *    cannot be reached, a bad config member) is refused with its message.
+ * The end-to-end runs over ZeroMQ are in test_replay_redis.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/bv4_redis.h"
+#include "io/bv4_session.h"
+#include "support/bv4_kit.h"
+#include "support/redis_server.h"
+#include "support/testkit.h"
+
+#define M fbf_test_msg
+#define SUB fbf_test_sub
+#define BEGINS fbf_test_bv4_begins
+#define ok fbf_test_bv4_ok
+
+static int port(void) { return fbf_test_redis_shared()->port; }
+
+static fbf_bv4_redis *connect_store(const char *prefix)
+{
+    fbf_error err = {{0}};
+    fbf_bv4_redis *r = fbf_bv4_redis_connect("127.0.0.1", port(), prefix, 10, &err);
+    if (!r)
+        fail_msg("%s", err.text);
+    return r;
+}
+
+/* ---- the store ---------------------------------------------------------- */
+
+/* Keys are Batsim's: <prefix>:job_<id>, <prefix>:profile_<wl>!<name>. */
+static void test_store_keys_are_batsims(void **state)
+{
+    fbf_bv4_redis *r = connect_store("k1");
+    fbf_error err;
+    const char *job = "{\"id\":\"w0!1\",\"subtime\":0,\"walltime\":100,\"res\":2,"
+                      "\"profile\":\"delay10\"}";
+    assert_int_equal(fbf_bv4_redis_set_job(r, "w0!1", job, &err), 0);
+    assert_int_equal(fbf_bv4_redis_set_profile(r, "w0", "delay10",
+                                               "{\"type\":\"delay\",\"delay\":10}", &err),
+                     0);
+    char *raw = fbf_test_redis_get(fbf_test_redis_shared(), "k1:job_w0!1");
+    assert_non_null(raw);
+    assert_string_equal(raw, job);
+    free(raw);
+    raw = fbf_test_redis_get(fbf_test_redis_shared(), "k1:profile_w0!delay10");
+    assert_non_null(raw);
+    assert_string_equal(raw, "{\"type\":\"delay\",\"delay\":10}");
+    free(raw);
+
+    const char *got;
+    size_t len;
+    assert_int_equal(fbf_bv4_redis_get_job(r, "w0!1", &got, &len, &err), 0);
+    assert_int_equal(len, strlen(job));
+    assert_memory_equal(got, job, len);
+    assert_int_equal(fbf_bv4_redis_get_profile(r, "w0", "delay10", &got, &len, &err), 0);
+    assert_int_equal(len, strlen("{\"type\":\"delay\",\"delay\":10}"));
+    /* Absent: no error, no value. */
+    assert_int_equal(fbf_bv4_redis_get_job(r, "w0!2", &got, &len, &err), 0);
+    assert_null(got);
+
+    char key[64];
+    assert_int_equal(fbf_bv4_redis_key(r, FBF_BV4_REDIS_PLAIN, "nb_res", key, sizeof key), 9);
+    assert_string_equal(key, "k1:nb_res");
+    assert_string_equal(fbf_bv4_redis_prefix(r), "k1");
+    fbf_bv4_redis_destroy(r);
+
+    /* No prefix given: Batsim's "default". */
+    r = connect_store(NULL);
+    fbf_bv4_redis_key(r, FBF_BV4_REDIS_JOB, "w0!7", key, sizeof key);
+    assert_string_equal(key, "default:job_w0!7");
+    fbf_bv4_redis_destroy(r);
+}
+
+/* More keys than one pipeline chunk, written and read back in one call
+ * each, with absent keys in the middle. */
+static void test_store_batches(void **state)
+{
+    enum { N = 10000 };
+    fbf_bv4_redis *r = connect_store("k2");
+    static char names[N][16], values[N][64];
+    static fbf_bv4_redis_item items[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "w0!%d", i);
+        int len = snprintf(values[i], sizeof values[i], "{\"id\":\"w0!%d\",\"res\":%d}", i,
+                           i % 7 + 1);
+        items[i] = (fbf_bv4_redis_item){.name = names[i], .value = values[i],
+                                        .len = (size_t)len};
+    }
+    fbf_error err;
+    /* Every third key is left out. */
+    static fbf_bv4_redis_item some[N];
+    size_t n = 0;
+    for (int i = 0; i < N; i++)
+        if (i % 3)
+            some[n++] = items[i];
+    assert_int_equal(fbf_bv4_redis_set(r, FBF_BV4_REDIS_JOB, some, n, &err), 0);
+    for (int i = 0; i < N; i++)
+        items[i].value = NULL, items[i].len = 0;
+    assert_int_equal(fbf_bv4_redis_get(r, FBF_BV4_REDIS_JOB, items, N, &err), 0);
+    for (int i = 0; i < N; i++) {
+        if (i % 3 == 0) {
+            if (items[i].value)
+                fail_msg("key %s: a value, though never set", names[i]);
+            continue;
+        }
+        if (!items[i].value || items[i].len != strlen(values[i]) ||
+            memcmp(items[i].value, values[i], items[i].len) != 0)
+            fail_msg("key %s: wrong value read back", names[i]);
+    }
+    fbf_bv4_redis_destroy(r);
+}
+
+static void test_store_unreachable(void **state)
+{
+    int dead = fbf_test_redis_dead_port();
+    fbf_error err = {{0}};
+    fbf_bv4_redis *r = fbf_bv4_redis_connect("127.0.0.1", dead, NULL, 5, &err);
+    assert_null(r);
+    char want[200];
+    snprintf(want, sizeof want,
+             "cannot connect to Redis at 127.0.0.1:%d (host 127.0.0.1, port %d): "
+             "Connection refused",
+             dead, dead);
+    assert_string_equal(err.text, want);
+    assert_null(fbf_bv4_redis_connect("127.0.0.1", 0, NULL, 5, &err));
+    assert_string_equal(err.text, "Redis at 127.0.0.1: port 0 is not in 1..65535");
+}
+
+/* ---- the session in Redis mode ------------------------------------------ */
+
+/* The flat config of Batsim 4.2.1 and the nested one of the protocol
+ * text, pointing at the test's server with the given prefix. */
+static const char *config(int nested, const char *prefix, int p)
+{
+    static char buf[2][256];
+    char *b = buf[nested];
+    if (nested)
+        snprintf(b, 256, "'redis':{'enabled':true,'hostname':'127.0.0.1','port':%d,"
+                         "'prefix':'%s'}", p, prefix);
+    else
+        snprintf(b, 256, "'redis-enabled':true,'redis-hostname':'127.0.0.1','redis-port':%d,"
+                         "'redis-prefix':'%s'", p, prefix);
+    return b;
+}
+
+/* JOB_SUBMITTED in Redis form: job_id only. */
+static const char *rsub(double ts, const char *id)
+{
+    return M("{'timestamp':%.6f,'type':'JOB_SUBMITTED','data':{'job_id':'%s'}}", ts, id);
+}
+
+/* Stores what fbf_test_sub() would have sent in the message. */
+static void store_job(const char *prefix, const char *id, double subtime, int res, double wall)
+{
+    char key[64], val[160];
+    snprintf(key, sizeof key, "%s:job_%s", prefix, id);
+    snprintf(val, sizeof val,
+             "{\"id\":\"%s\",\"subtime\":%.6f,\"walltime\":%.6f,\"res\":%d,\"profile\":\"p\"}",
+             id, subtime, wall, res);
+    fbf_test_redis_set(fbf_test_redis_shared(), key, val);
+}
+
+/* Message i of a short run (scheduling-semantics.md's worked example,
+ * then arrivals and the completion of A), with the jobs described in the
+ * messages or, with Redis, stored under prefix and named only. Built on
+ * demand: fbf_test_msg()'s buffers rotate. */
+static const char *run_msg(int i, bool redis, int nested, const char *prefix)
+{
+    switch (i) {
+    case 0: return BEGINS(4, redis ? config(nested, prefix, port()) : "");
+    case 1:
+        if (redis)
+            return M("{'now':0,'events':[%s,%s,%s,%s]}", rsub(0, "w0!A"), rsub(0, "w0!B"),
+                     rsub(0, "w0!C"), rsub(0, "w0!D"));
+        return M("{'now':0,'events':[%s,%s,%s,%s]}", SUB(0, "w0!A", 2, 10),
+                 SUB(0, "w0!B", 4, 5), SUB(0, "w0!C", 2, 5), SUB(0, "w0!D", 1, 20));
+    case 2: /* a described job beside one in Redis form */
+        return M("{'now':3,'events':[%s,%s]}", redis ? rsub(3, "w0!E") : SUB(3, "w0!E", 1, 2),
+                 SUB(3, "w0!F", 1, 4));
+    default: return M("{'now':10,'events':[%s]}", fbf_test_done(10, "w0!A", "0-1"));
+    }
+}
+
+static char *exchange(fbf_bv4_session *s, const char *req)
+{
+    const char *reply = NULL;
+    size_t len = 0;
+    fbf_error err = {{0}};
+    int rc = fbf_bv4_session_handle(s, req, strlen(req), &reply, &len, &err);
+    if (rc != 0)
+        fail_msg("handle() = %d (%s) on %s", rc, err.text, req);
+    cJSON_Delete(fbf_test_bv4_check_reply(req, reply, len));
+    return strdup(reply);
+}
+
+/* Every reply of a session in Redis mode equals the reply of a session
+ * that got the same jobs in its messages, under each policy and both
+ * config forms. */
+static void test_session_same_decisions(void **state)
+{
+    const char *policies[] = {"fcfs", "easy", "conservative"};
+    for (int nested = 0; nested < 2; nested++) {
+        const char *prefix = nested ? "nest" : "flat";
+        store_job(prefix, "w0!A", 0, 2, 10);
+        store_job(prefix, "w0!B", 0, 4, 5);
+        store_job(prefix, "w0!C", 0, 2, 5);
+        store_job(prefix, "w0!D", 0, 1, 20);
+        store_job(prefix, "w0!E", 3, 1, 2);
+        for (int p = 0; p < 3; p++) {
+            fbf_bv4_session *plain = fbf_test_bv4_session(policies[p], 2);
+            fbf_bv4_session *redis = fbf_test_bv4_session(policies[p], 2);
+            for (int i = 0; i < 4; i++) {
+                char *want = exchange(plain, run_msg(i, false, nested, prefix));
+                char *got = exchange(redis, run_msg(i, true, nested, prefix));
+                if (strcmp(got, want) != 0)
+                    fail_msg("%s, %s config, message %d: reply %s, without Redis %s",
+                             policies[p], nested ? "nested" : "flat", i, got, want);
+                free(got);
+                free(want);
+            }
+            fbf_bv4_session_destroy(plain);
+            fbf_bv4_session_destroy(redis);
+        }
+    }
+}
+
+/* The first reply, in which D (res 1) is backfilled beside A: the jobs'
+ * res really came from Redis. */
+static void test_session_reads_descriptions(void **state)
+{
+    store_job("rd", "w0!1", 0, 3, 50);
+    store_job("rd", "w0!2", 0, 2, 10);
+    store_job("rd", "w0!3", 0, 1, 10);
+    fbf_bv4_session *s = fbf_test_bv4_session("easy", 1);
+    ok(s, BEGINS(4, config(0, "rd", port())), "");
+    ok(s, M("{'now':0,'events':[%s,%s,%s]}", rsub(0, "w0!1"), rsub(0, "w0!2"), rsub(0, "w0!3")),
+       "EXECUTE_JOB w0!1 0-2|EXECUTE_JOB w0!3 3");
+    fbf_bv4_session_destroy(s);
+}
+
+/* A fresh session in Redis mode (prefix "bad"), then req, which must fail
+ * with code and exactly want. */
+static void expect_refused(const char *req, int code, const char *want)
+{
+    fbf_bv4_session *s = fbf_test_bv4_session("fcfs", 1);
+    ok(s, BEGINS(4, config(1, "bad", port())), "");
+    const char *reply = NULL;
+    size_t len = 0;
+    fbf_error err = {{0}};
+    int rc = fbf_bv4_session_handle(s, req, strlen(req), &reply, &len, &err);
+    if (rc != code || strcmp(err.text, want) != 0)
+        fail_msg("got %d \"%s\"\nwant %d \"%s\"", rc, err.text, code, want);
+    fbf_bv4_session_destroy(s);
+}
+
+static void test_session_store_faults(void **state)
+{
+    const fbf_test_redis *srv = fbf_test_redis_shared();
+    store_job("bad", "w0!1", 1, 1, 10);
+    /* Missing key, named with the job, after a good one. */
+    expect_refused(M("{'now':1,'events':[%s,%s]}", rsub(1, "w0!1"), rsub(1, "w0!2")), -EPROTO,
+                   "event 1 (JOB_SUBMITTED): Redis key \"bad:job_w0!2\" does not exist (job "
+                   "w0!2 has no description)");
+    fbf_test_redis_set(srv, "bad:job_w0!3", "{\"id\":\"w0!3\",\"res\":");
+    expect_refused(M("{'now':1,'events':[%s]}", rsub(1, "w0!3")), -EPROTO,
+                   "event 0 (JOB_SUBMITTED): Redis key \"bad:job_w0!3\": malformed JSON near "
+                   "byte 18");
+    fbf_test_redis_set(srv, "bad:job_w0!4", "{\"id\":\"w0!4\",\"walltime\":5}");
+    expect_refused(M("{'now':1,'events':[%s]}", rsub(1, "w0!4")), -EPROTO,
+                   "event 0 (JOB_SUBMITTED): Redis key \"bad:job_w0!4\": res: expected an "
+                   "integer, got nothing");
+    fbf_test_redis_set(srv, "bad:job_w0!5", "{\"id\":\"w0!5\",\"res\":\"2\"}");
+    expect_refused(M("{'now':1,'events':[%s]}", rsub(1, "w0!5")), -EPROTO,
+                   "event 0 (JOB_SUBMITTED): Redis key \"bad:job_w0!5\": res: expected an "
+                   "integer, got a string");
+    fbf_test_redis_set(srv, "bad:job_w0!6", "{\"id\":\"w0!9\",\"res\":1}");
+    expect_refused(M("{'now':1,'events':[%s]}", rsub(1, "w0!6")), -EPROTO,
+                   "event 0 (JOB_SUBMITTED): Redis key \"bad:job_w0!6\": id: \"w0!9\" differs "
+                   "from job_id \"w0!6\"");
+    fbf_test_redis_set(srv, "bad:job_w0!7", "[1,2]");
+    expect_refused(M("{'now':1,'events':[%s]}", rsub(1, "w0!7")), -EPROTO,
+                   "event 0 (JOB_SUBMITTED): Redis key \"bad:job_w0!7\": expected a JSON object "
+                   "(the job's description), got an array");
+}
+
+/* SIMULATION_BEGINS itself: the server it names must answer, and the
+ * config members must have their types. Redis off: job_id alone is
+ * refused as before. */
+static void test_session_begins_faults(void **state)
+{
+    int dead = fbf_test_redis_dead_port();
+    for (int nested = 0; nested < 2; nested++) {
+        fbf_bv4_session *s = fbf_test_bv4_session("easy", 1);
+        const char *req = BEGINS(4, config(nested, "x", dead));
+        const char *reply;
+        size_t len;
+        fbf_error err = {{0}};
+        assert_int_equal(fbf_bv4_session_handle(s, req, strlen(req), &reply, &len, &err),
+                         -ECONNREFUSED);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "event 0 (SIMULATION_BEGINS): cannot connect to Redis at 127.0.0.1:%d (host "
+                 "127.0.0.1, port %d): Connection refused",
+                 dead, dead);
+        assert_string_equal(err.text, want);
+        fbf_bv4_session_destroy(s);
+    }
+    const char *bad[][2] = {
+        {"'redis-enabled':true,'redis-port':'6379'",
+         "event 0 (SIMULATION_BEGINS): data.config.redis-port: expected an integer in [1, "
+         "65535], got a string"},
+        {"'redis':{'enabled':true,'port':70000}",
+         "event 0 (SIMULATION_BEGINS): data.config.redis.port: expected an integer in [1, "
+         "65535], got a number"},
+        {"'redis-enabled':true,'redis-hostname':''",
+         "event 0 (SIMULATION_BEGINS): data.config.redis-hostname: expected a host name, got "
+         "an empty string"},
+        {"'redis':{'enabled':true,'prefix':5}",
+         "event 0 (SIMULATION_BEGINS): data.config.redis.prefix: expected a string, got a "
+         "number"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        fbf_bv4_session *s = fbf_test_bv4_session("easy", 1);
+        const char *req = BEGINS(4, bad[i][0]);
+        const char *reply;
+        size_t len;
+        fbf_error err = {{0}};
+        assert_int_equal(fbf_bv4_session_handle(s, req, strlen(req), &reply, &len, &err),
+                         -EPROTO);
+        assert_string_equal(err.text, bad[i][1]);
+        fbf_bv4_session_destroy(s);
+    }
+    /* Disabled explicitly: descriptions are needed in the messages. */
+    fbf_bv4_session *s = fbf_test_bv4_session("easy", 1);
+    ok(s, BEGINS(4, "'redis-enabled':false"), "");
+    const char *req = M("{'now':1,'events':[%s]}", rsub(1, "w0!1"));
+    const char *reply;
+    size_t len;
+    fbf_error err = {{0}};
+    assert_int_equal(fbf_bv4_session_handle(s, req, strlen(req), &reply, &len, &err), -EPROTO);
+    assert_string_equal(err.text, "event 0 (JOB_SUBMITTED): data.job: expected an object "
+                                  "(fastbf needs job descriptions), got nothing");
+    fbf_bv4_session_destroy(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_store_keys_are_batsims),
+        cmocka_unit_test(test_store_batches),
+        cmocka_unit_test(test_store_unreachable),
+        cmocka_unit_test(test_session_same_decisions),
+        cmocka_unit_test(test_session_reads_descriptions),
+        cmocka_unit_test(test_session_store_faults),
+        cmocka_unit_test(test_session_begins_faults),
+    };
+    fbf_test_filter_from_env();
+    return cmocka_run_group_tests(tests, fbf_test_redis_group_setup,
+                                  fbf_test_redis_group_teardown);
+}
