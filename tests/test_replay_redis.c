@@ -176,10 +176,11 @@ static const char *redis_begins(int port, const char *prefix)
 
 /* Runs fastbf, sends good (answered) then bad (if not NULL), and expects
  * exit 1 with exactly the line want on stderr. */
-static void fastbf_refuses(const char *good, const char *bad, const char *want)
+static void fastbf_refuses_with(const char *const *args, const char *good, const char *bad,
+                                const char *want)
 {
     fbf_test_peer p;
-    assert_int_equal(fbf_test_peer_start(&p, (const char *const[]){NULL}, true), 0);
+    assert_int_equal(fbf_test_peer_start(&p, args, true), 0);
     if (bad) {
         char *reply = NULL;
         long len = fbf_test_peer_request(&p, good, &reply, 20000);
@@ -198,6 +199,11 @@ static void fastbf_refuses(const char *good, const char *bad, const char *want)
         fail_msg("exit %d, stderr \"%s\"; want exit 1 and \"%s\"", rc, err ? err : "", want);
     free(err);
     fbf_test_peer_stop(&p);
+}
+
+static void fastbf_refuses(const char *good, const char *bad, const char *want)
+{
+    fastbf_refuses_with((const char *const[]){NULL}, good, bad, want);
 }
 
 static void test_fastbf_missing_key(void **state)
@@ -221,6 +227,17 @@ static void test_fastbf_unreachable(void **state)
     fastbf_refuses(redis_begins(dead, "x"), NULL, want);
 }
 
+/* fastbf's submitter mode registers through the protocol only. */
+static void test_fastbf_submitter_refuses_redis(void **state)
+{
+    fastbf_refuses_with(
+        (const char *const[]){"--register-workload", KTH, NULL},
+        redis_begins(fbf_test_redis_shared()->port, "sub"), NULL,
+        "fastbf: event 0 (SIMULATION_BEGINS): data.config: Redis is enabled, and fastbf's "
+        "submitter mode registers jobs through the protocol only; run Batsim without "
+        "--enable-redis");
+}
+
 static void test_replayer_refusals(void **state)
 {
     int dead = fbf_test_redis_dead_port();
@@ -238,6 +255,18 @@ static void test_replayer_refusals(void **state)
     assert_string_equal(err, want);
     free(out);
     free(err);
+    /* Registration and forwarded profiles are simulated without Redis. */
+    const char *dyn[] = {"--dynamic-jobs", "--ack-dynamic-jobs", "--forward-profiles"};
+    for (size_t i = 0; i < sizeof dyn / sizeof *dyn; i++) {
+        rc = fbf_test_replay_run(
+            (const char *const[]){"--redis", addr, dyn[i], "--inproc", KTH, NULL}, TIMEOUT_MS,
+            &out, &err);
+        assert_int_equal(rc, 2);
+        if (!strstr(err, "--redis does not go with --dynamic-jobs"))
+            fail_msg("%s: %s", dyn[i], err);
+        free(out);
+        free(err);
+    }
     const char *bad[] = {"localhost", "localhost:", ":6379", "h:0", "h:65536", "h:12x"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         rc = fbf_test_replay_run((const char *const[]){"--redis", bad[i], "--inproc", KTH, NULL},
@@ -258,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_inproc_same_starts),
         cmocka_unit_test(test_fastbf_missing_key),
         cmocka_unit_test(test_fastbf_unreachable),
+        cmocka_unit_test(test_fastbf_submitter_refuses_redis),
         cmocka_unit_test(test_replayer_refusals),
     };
     fbf_test_filter_from_env();
