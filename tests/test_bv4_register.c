@@ -1,9 +1,10 @@
 /*
  * test_bv4_register: fastbf's submitter mode (io/bv4_register.h) through
  * the transport-free session: which registration events each reply holds
- * with acknowledgements off and on, under both config forms, the pause
- * and continue_registration, a disabled Batsim and bad plans refused, and
- * the estimate_waiting_time answers about known jobs.
+ * with acknowledgements off and on, under both config forms, what each
+ * REGISTER_PROFILE and REGISTER_JOB carries (every field Batsim parses),
+ * the pause and continue_registration, a disabled Batsim and bad plans
+ * refused, and the estimate_waiting_time answers about known jobs.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -162,6 +163,23 @@ static void test_short_gap_no_pause(void **state)
     fixture f = make("easy", jobs, 2, 50);
     fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF),
                     "REGISTER_PROFILE|REGISTER_JOB dyn!a|EXECUTE_JOB dyn!a 0|CALL_ME_LATER 20");
+    done(&f);
+}
+
+/* Nothing to register: registration is finished in the first reply, and
+ * only there (Batsim may then end the run). */
+static void test_empty_plan(void **state)
+{
+    (void)state;
+    fixture f = make("fcfs", NULL, 0, 10);
+    fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF), "NOTIFY registration_finished");
+    fbf_test_bv4_ok(f.s, fbf_test_msg("{'now':3,'events':[{'timestamp':3,'type':'JOB_SUBMITTED',"
+                                      "'data':{'job_id':'w0!1','job':{'id':'w0!1','res':1,"
+                                      "'walltime':5}}}]}"),
+                    "EXECUTE_JOB w0!1 0");
+    assert_int_equal(fbf_bv4_register_nb_registered(f.reg), 0);
+    assert_int_equal(fbf_bv4_register_nb_continues(f.reg), 0);
+    assert_true(fbf_bv4_register_finished(f.reg));
     done(&f);
 }
 
@@ -349,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_acks_on_nested),
         cmocka_unit_test(test_pause_and_continue),
         cmocka_unit_test(test_short_gap_no_pause),
+        cmocka_unit_test(test_empty_plan),
         cmocka_unit_test(test_disabled_refused),
         cmocka_unit_test(test_bad_plans),
         cmocka_unit_test(test_event_contents),
