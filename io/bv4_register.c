@@ -66,12 +66,13 @@ static int check_job(const fbf_bv4_reg_job *j, size_t i, fbf_error *err)
 {
     if (!j->id || !j->profile)
         return fbf_errorf(err, -EINVAL, "registration plan: job %zu has no id or profile", i);
-    /* Batsim splits the id at its '!' and looks the workload up: an empty
-     * part names no workload or no job. */
+    /* Batsim splits the id at '!' and wants exactly two parts, the
+     * workload it looks up and the job's name: an empty part, or a second
+     * '!', stops it. */
     const char *bang = strchr(j->id, '!');
-    if (!bang || bang == j->id || !bang[1])
+    if (!bang || bang == j->id || !bang[1] || strchr(bang + 1, '!'))
         return fbf_errorf(err, -EINVAL, "registration plan: job id \"%s\" is not of the form "
-                          "workload!name (both parts non-empty)", j->id);
+                          "workload!name (both parts non-empty, one '!')", j->id);
     if (!j->profile[0])
         return fbf_errorf(err, -EINVAL, "registration plan: job %s: empty profile name", j->id);
     /* Batsim reads res as a JSON int (32 bits). */

@@ -221,6 +221,8 @@ static void test_bad_plans(void **state)
     expect_bad_plan(no_wl, 1, 0, "both parts non-empty");
     const fbf_bv4_reg_job no_name[] = {{"dyn!", 0, 1, 10, "p", 10}};
     expect_bad_plan(no_name, 1, 0, "both parts non-empty");
+    const fbf_bv4_reg_job two_bangs[] = {{"dyn!a!b", 0, 1, 10, "p", 10}};
+    expect_bad_plan(two_bangs, 1, 0, "one '!'");
     const fbf_bv4_reg_job no_prof[] = {{"dyn!a", 0, 1, 10, "", 10}};
     expect_bad_plan(no_prof, 1, 0, "job dyn!a: empty profile name");
     /* Batsim refuses a second job under one id: found before the run. */

@@ -298,6 +298,8 @@ static void test_registrations_refused(void **state)
     expect_refusal("[" JOB("w0!1", "p", "1") "]", "--dynamic-jobs", 2, "job id already exists");
     expect_refusal("[" PROFILE_Q "," JOB("a", "q", "1") "]", "--dynamic-jobs", 2,
                    "data.job_id is not of the form workload!name");
+    expect_refusal("[" PROFILE_Q "," JOB("dyn!a!b", "q", "1") "]", "--dynamic-jobs", 2,
+                   "(REGISTER_JOB, job dyn!a!b): data.job_id is not of the form workload!name");
     expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "0") "]", "--dynamic-jobs", 2,
                    "data.job.res is missing or not an integer in [1, 2147483647]");
     expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "1.5") "]", "--dynamic-jobs", 2,

@@ -11,8 +11,8 @@
  *     profile an object of type "delay" (the only one the replayer runs)
  *     with a number delay >= 0; the pair must not exist yet (registered, or
  *     a profile of the input workload under one of its workload names);
- *   REGISTER_JOB: job_id a string "workload!name" (both parts non-empty),
- *     new; job an object (Batsim parses it as a workload's job) whose id
+ *   REGISTER_JOB: job_id a string "workload!name" (both parts non-empty,
+ *     a single '!'), new; job an object (Batsim parses it as a workload's job) whose id
  *     is job_id or its name part (Batsim adds the workload), string or
  *     integer; profile a string naming a profile of the job's workload
  *     (registered, or from the input when the workload is one
@@ -302,9 +302,11 @@ int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at
         return -EPROTO;
     if (!id)
         return fbf_replay_fail(r, ev, T, NULL, "field data.job_id is missing or not a string");
+    /* Batsim splits job_id at '!' into exactly two parts. */
     const char *bang = strchr(id, '!');
-    if (!bang || bang == id || !bang[1])
-        return fbf_replay_fail(r, ev, T, id, "data.job_id is not of the form workload!name");
+    if (!bang || bang == id || !bang[1] || strchr(bang + 1, '!'))
+        return fbf_replay_fail(r, ev, T, id, "data.job_id is not of the form workload!name "
+                               "(both parts non-empty, one '!')");
     if (fbf_workload_find(r->wl, id) >= 0)
         return fbf_replay_fail(r, ev, T, id, "job id already exists (duplicate job ids are "
                                "forbidden)");
