@@ -66,12 +66,19 @@ static int check_job(const fbf_bv4_reg_job *j, size_t i, fbf_error *err)
 {
     if (!j->id || !j->profile)
         return fbf_errorf(err, -EINVAL, "registration plan: job %zu has no id or profile", i);
-    if (!strchr(j->id, '!'))
+    /* Batsim splits the id at '!' and wants exactly two parts, the
+     * workload it looks up and the job's name: an empty part, or a second
+     * '!', stops it. */
+    const char *bang = strchr(j->id, '!');
+    if (!bang || bang == j->id || !bang[1] || strchr(bang + 1, '!'))
         return fbf_errorf(err, -EINVAL, "registration plan: job id \"%s\" is not of the form "
-                          "workload!name", j->id);
-    if (j->res < 1)
-        return fbf_errorf(err, -EINVAL, "registration plan: job %s: res %lld < 1", j->id,
-                          (long long)j->res);
+                          "workload!name (both parts non-empty, one '!')", j->id);
+    if (!j->profile[0])
+        return fbf_errorf(err, -EINVAL, "registration plan: job %s: empty profile name", j->id);
+    /* Batsim reads res as a JSON int (32 bits). */
+    if (j->res < 1 || j->res > INT32_MAX)
+        return fbf_errorf(err, -EINVAL, "registration plan: job %s: res %lld is not in [1, %d]",
+                          j->id, (long long)j->res, INT32_MAX);
     if (!(j->walltime == -1 || j->walltime > 0) || !isfinite(j->walltime))
         return fbf_errorf(err, -EINVAL, "registration plan: job %s: walltime %g is neither -1 "
                           "nor > 0", j->id, j->walltime);
@@ -79,6 +86,29 @@ static int check_job(const fbf_bv4_reg_job *j, size_t i, fbf_error *err)
         return fbf_errorf(err, -EINVAL, "registration plan: job %s: negative subtime or delay",
                           j->id);
     return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    return strcmp((*(reg_job *const *)a)->id, (*(reg_job *const *)b)->id);
+}
+
+/* Batsim refuses a second job under an id already used; found here, the
+ * mistake stops fastbf before the simulation starts instead of midway. */
+static int check_unique_ids(const fbf_bv4_register *r, fbf_error *err)
+{
+    reg_job **v = malloc((r->n ? r->n : 1) * sizeof *v);
+    if (!v)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->n; i++)
+        v[i] = &r->jobs[i];
+    qsort(v, r->n, sizeof *v, by_id);
+    int rc = 0;
+    for (size_t i = 1; i < r->n && rc == 0; i++)
+        if (strcmp(v[i - 1]->id, v[i]->id) == 0)
+            rc = fbf_errorf(err, -EINVAL, "registration plan: job id %s appears twice", v[i]->id);
+    free(v);
+    return rc;
 }
 
 /* Gives each job its pair index; a pair whose jobs disagree on the delay
@@ -144,6 +174,8 @@ fbf_bv4_register *fbf_bv4_register_create(const fbf_bv4_reg_job *jobs, size_t n,
     }
     free(k);
     if (rc == 0)
+        rc = check_unique_ids(r, err);
+    if (rc == 0)
         rc = assign_pairs(r, err);
     if (rc < 0) {
         fbf_bv4_register_destroy(r);
@@ -183,18 +215,23 @@ size_t fbf_bv4_register_nb_registered(const fbf_bv4_register *r) { return r->nex
 size_t fbf_bv4_register_nb_continues(const fbf_bv4_register *r) { return r->continues; }
 bool fbf_bv4_register_finished(const fbf_bv4_register *r) { return r->finished; }
 
-/* Appends {"timestamp": now, "type": type, "data": data}; takes data. */
+/* Appends {"timestamp": now, "type": type, "data": data}; takes data.
+ * Adding a member copies its key, which can fail: a failed add still
+ * owns the item, so it is deleted here rather than leaked. */
 static int add(cJSON *events, double now, const char *type, cJSON *data)
 {
     cJSON *ev = cJSON_CreateObject();
     if (!ev || !data || !cJSON_AddNumberToObject(ev, "timestamp", now) ||
-        !cJSON_AddStringToObject(ev, "type", type)) {
+        !cJSON_AddStringToObject(ev, "type", type) || !cJSON_AddItemToObject(ev, "data", data)) {
         cJSON_Delete(ev);
         cJSON_Delete(data);
         return -ENOMEM;
     }
-    cJSON_AddItemToObject(ev, "data", data);
-    cJSON_AddItemToArray(events, ev);
+    data = NULL; /* ev owns it now */
+    if (!cJSON_AddItemToArray(events, ev)) {
+        cJSON_Delete(ev);
+        return -ENOMEM;
+    }
     return 0;
 }
 
@@ -210,34 +247,51 @@ static int add_notify(cJSON *events, double now, const char *what)
 
 static int add_profile(cJSON *events, double now, const reg_job *j)
 {
-    char wl[256];
-    snprintf(wl, sizeof wl, "%.*s", (int)wl_len(j->id), j->id);
+    /* The workload part of the id, whole: a truncated name would register
+     * the profile in another workload than the job's. */
+    size_t len = wl_len(j->id);
+    char *wl = malloc(len + 1);
     cJSON *d = cJSON_CreateObject(), *p = cJSON_CreateObject();
-    if (!d || !p || !cJSON_AddStringToObject(d, "workload_name", wl) ||
-        !cJSON_AddStringToObject(d, "profile_name", j->profile) ||
-        !cJSON_AddStringToObject(p, "type", "delay") ||
-        !cJSON_AddNumberToObject(p, "delay", j->delay)) {
+    if (wl) {
+        memcpy(wl, j->id, len);
+        wl[len] = '\0';
+    }
+    bool ok = wl && d && p && cJSON_AddStringToObject(d, "workload_name", wl) &&
+              cJSON_AddStringToObject(d, "profile_name", j->profile) &&
+              cJSON_AddStringToObject(p, "type", "delay") &&
+              cJSON_AddNumberToObject(p, "delay", j->delay) &&
+              cJSON_AddItemToObject(d, "profile", p);
+    free(wl);
+    if (!ok) {
+        bool owned = d && cJSON_GetObjectItemCaseSensitive(d, "profile") == p;
         cJSON_Delete(d);
-        cJSON_Delete(p);
+        if (!owned)
+            cJSON_Delete(p);
         return -ENOMEM;
     }
-    cJSON_AddItemToObject(d, "profile", p);
     return add(events, now, "REGISTER_PROFILE", d);
 }
 
+/* Batsim parses a registered job as a workload job: id, subtime, res and
+ * profile are mandatory there (a description without subtime stops
+ * Batsim), so the job says when it is submitted: now. */
 static int add_job(cJSON *events, double now, const reg_job *j)
 {
     cJSON *d = cJSON_CreateObject(), *job = cJSON_CreateObject();
-    if (!d || !job || !cJSON_AddStringToObject(d, "job_id", j->id) ||
-        !cJSON_AddStringToObject(job, "id", j->id) ||
-        !cJSON_AddNumberToObject(job, "res", (double)j->res) ||
-        !cJSON_AddNumberToObject(job, "walltime", j->walltime) ||
-        !cJSON_AddStringToObject(job, "profile", j->profile)) {
+    bool ok = d && job && cJSON_AddStringToObject(d, "job_id", j->id) &&
+              cJSON_AddStringToObject(job, "id", j->id) &&
+              cJSON_AddNumberToObject(job, "subtime", now) &&
+              cJSON_AddNumberToObject(job, "res", (double)j->res) &&
+              cJSON_AddNumberToObject(job, "walltime", j->walltime) &&
+              cJSON_AddStringToObject(job, "profile", j->profile) &&
+              cJSON_AddItemToObject(d, "job", job);
+    if (!ok) {
+        bool owned = d && cJSON_GetObjectItemCaseSensitive(d, "job") == job;
         cJSON_Delete(d);
-        cJSON_Delete(job);
+        if (!owned)
+            cJSON_Delete(job);
         return -ENOMEM;
     }
-    cJSON_AddItemToObject(d, "job", job);
     return add(events, now, "REGISTER_JOB", d);
 }
 

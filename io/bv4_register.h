@@ -11,7 +11,10 @@
  *      so that is an error (-ENOTSUP) naming the Batsim option;
  *   2. before the pass, fbf_bv4_register_due() appends, for every job
  *      whose subtime has come, a REGISTER_PROFILE the first time the job's
- *      (workload, profile) pair is needed, then its REGISTER_JOB. With
+ *      (workload, profile) pair is needed, then its REGISTER_JOB, whose
+ *      job holds id, subtime (now: Batsim parses a registered job as a
+ *      workload's and stops on one without subtime), res, walltime and
+ *      profile. With
  *      acknowledgements off, it also submits the job to the engine given,
  *      so the job can start in the very reply that registers it (after its
  *      REGISTER_JOB, since registration events come first); with them on,
@@ -23,20 +26,23 @@
  *
  * Pauses (opt.pause > 0): whenever the next job is more than pause seconds
  * away, registration is declared finished, and re-opened with NOTIFY
- * continue_registration just before the next REGISTER_JOB. A workload in
- * phases (a campaign, then a long quiet night) then tells Batsim the truth
- * during each gap: no registration is pending, so Batsim may end the run
- * when the rest of the plan is abandoned (the scheduler stopped or killed
- * during a gap), instead of waiting forever for a registration that will
- * never come.
+ * continue_registration just before the next REGISTER_JOB, so that
+ * Batsim's registration state says the truth during each gap (nothing to
+ * register before the call). The run does not end during a gap: Batsim
+ * (and fastbf-replay) keep it alive while a CALL_ME_LATER is pending, and
+ * one is always pending at the next subtime, so a pause never loses a
+ * job. It does not let Batsim end a run early either.
  *
  * Ownership: _create() copies the plan (ids and profile names included);
  * the caller destroys the register with _destroy() (NULL accepted). Events
  * are appended to a cJSON array the caller owns; their "timestamp" is the
  * number now, which the session may rewrite.
  *
- * Errors: -EINVAL for a bad plan (id without '!', res < 1, walltime neither
- * -1 nor > 0, negative delay or subtime, NULL names), -ENOTSUP for
+ * Errors: -EINVAL for a bad plan (an id not "workload!name" with both
+ * parts non-empty and a single '!', the same id twice, res outside [1, 2^31 - 1] (a JSON
+ * int for Batsim), walltime neither -1 nor > 0, negative delay or subtime,
+ * NULL or empty profile name, two delays for one (workload, profile)
+ * pair), -ENOTSUP for
  * disabled dynamic jobs, -ENOMEM, and the engine's code when a submission
  * fails; err names the job or the config field.
  */

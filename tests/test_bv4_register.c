@@ -1,9 +1,10 @@
 /*
  * test_bv4_register: fastbf's submitter mode (io/bv4_register.h) through
  * the transport-free session: which registration events each reply holds
- * with acknowledgements off and on, under both config forms, the pause
- * and continue_registration, a disabled Batsim and bad plans refused, and
- * the estimate_waiting_time answers about known jobs.
+ * with acknowledgements off and on, under both config forms, what each
+ * REGISTER_PROFILE and REGISTER_JOB carries (every field Batsim parses),
+ * the pause and continue_registration, a disabled Batsim and bad plans
+ * refused, and the estimate_waiting_time answers about known jobs.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -165,6 +166,23 @@ static void test_short_gap_no_pause(void **state)
     done(&f);
 }
 
+/* Nothing to register: registration is finished in the first reply, and
+ * only there (Batsim may then end the run). */
+static void test_empty_plan(void **state)
+{
+    (void)state;
+    fixture f = make("fcfs", NULL, 0, 10);
+    fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF), "NOTIFY registration_finished");
+    fbf_test_bv4_ok(f.s, fbf_test_msg("{'now':3,'events':[{'timestamp':3,'type':'JOB_SUBMITTED',"
+                                      "'data':{'job_id':'w0!1','job':{'id':'w0!1','res':1,"
+                                      "'walltime':5}}}]}"),
+                    "EXECUTE_JOB w0!1 0");
+    assert_int_equal(fbf_bv4_register_nb_registered(f.reg), 0);
+    assert_int_equal(fbf_bv4_register_nb_continues(f.reg), 0);
+    assert_true(fbf_bv4_register_finished(f.reg));
+    done(&f);
+}
+
 static void test_disabled_refused(void **state)
 {
     (void)state;
@@ -196,13 +214,123 @@ static void test_bad_plans(void **state)
     const fbf_bv4_reg_job no_bang[] = {{"a", 0, 1, 10, "p", 10}};
     expect_bad_plan(no_bang, 1, 0, "not of the form workload!name");
     const fbf_bv4_reg_job res0[] = {{"dyn!a", 0, 0, 10, "p", 10}};
-    expect_bad_plan(res0, 1, 0, "res 0 < 1");
+    expect_bad_plan(res0, 1, 0, "res 0 is not in [1, 2147483647]");
+    const fbf_bv4_reg_job res_big[] = {{"dyn!a", 0, 1LL << 31, 10, "p", 10}};
+    expect_bad_plan(res_big, 1, 0, "res 2147483648 is not in [1, 2147483647]");
+    const fbf_bv4_reg_job no_wl[] = {{"!a", 0, 1, 10, "p", 10}};
+    expect_bad_plan(no_wl, 1, 0, "both parts non-empty");
+    const fbf_bv4_reg_job no_name[] = {{"dyn!", 0, 1, 10, "p", 10}};
+    expect_bad_plan(no_name, 1, 0, "both parts non-empty");
+    const fbf_bv4_reg_job two_bangs[] = {{"dyn!a!b", 0, 1, 10, "p", 10}};
+    expect_bad_plan(two_bangs, 1, 0, "one '!'");
+    const fbf_bv4_reg_job no_prof[] = {{"dyn!a", 0, 1, 10, "", 10}};
+    expect_bad_plan(no_prof, 1, 0, "job dyn!a: empty profile name");
+    /* Batsim refuses a second job under one id: found before the run. */
+    const fbf_bv4_reg_job twice[] = {{"dyn!a", 0, 1, 10, "p", 10},
+                                     {"dyn!b", 3, 1, 10, "p", 10},
+                                     {"dyn!a", 9, 1, 10, "p", 10}};
+    expect_bad_plan(twice, 3, 0, "job id dyn!a appears twice");
     const fbf_bv4_reg_job wall0[] = {{"dyn!a", 0, 1, 0, "p", 10}};
     expect_bad_plan(wall0, 1, 0, "walltime 0 is neither -1 nor > 0");
     const fbf_bv4_reg_job two_delays[] = {{"dyn!a", 0, 1, 10, "p", 10},
                                           {"dyn!b", 0, 1, 10, "p", 20}};
     expect_bad_plan(two_delays, 2, 0, "share profile p with different delays");
     expect_bad_plan(plan, 3, -1, "registration pause");
+}
+
+/* The event of type and job (NULL: any) in a parsed reply, and how many
+ * events of that type it holds. */
+static const cJSON *event_of(const cJSON *reply, const char *type, const char *job, int *count)
+{
+    const cJSON *found = NULL;
+    *count = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(reply, "events"))
+    {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev, "type");
+        if (!cJSON_IsString(t) || strcmp(t->valuestring, type) != 0)
+            continue;
+        ++*count;
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(ev, "data");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(d, "job_id");
+        if (!found && (!job || (cJSON_IsString(id) && strcmp(id->valuestring, job) == 0)))
+            found = ev;
+    }
+    return found;
+}
+
+static double num(const cJSON *obj, const char *path1, const char *path2)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, path1);
+    if (path2)
+        v = cJSON_GetObjectItemCaseSensitive(v, path2);
+    if (!cJSON_IsNumber(v))
+        fail_msg("%s.%s is not a number", path1, path2 ? path2 : "");
+    return v->valuedouble;
+}
+
+static const char *str(const cJSON *obj, const char *path1, const char *path2)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, path1);
+    if (path2)
+        v = cJSON_GetObjectItemCaseSensitive(v, path2);
+    if (!cJSON_IsString(v))
+        fail_msg("%s.%s is not a string", path1, path2 ? path2 : "");
+    return v->valuestring;
+}
+
+/* What Batsim parses: a REGISTER_JOB's job holds id, subtime (the
+ * registration time: Batsim stops on a job without one), res, walltime
+ * and profile; a REGISTER_PROFILE names the job's whole workload, even a
+ * long one. A job registered late (its subtime passed) says now. */
+static void test_event_contents(void **state)
+{
+    (void)state;
+    char wl[301];
+    memset(wl, 'w', 300);
+    wl[300] = '\0';
+    char id[320];
+    snprintf(id, sizeof id, "%s!late", wl);
+    const fbf_bv4_reg_job jobs[] = {{"dyn!1", 0, 3, -1, "p7", 7}, {id, 5, 2, 30, "q", 12.5}};
+    fixture f = make("fcfs", jobs, 2, 0);
+    char *raw = fbf_test_bv4_exchange(f.s, fbf_test_bv4_begins(4, FLAT_ON), 0,
+                                      "REGISTER_PROFILE|REGISTER_JOB dyn!1|CALL_ME_LATER 5", true);
+    cJSON *reply = cJSON_Parse(raw);
+    int n;
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(event_of(reply, "REGISTER_PROFILE", NULL,
+                                                               &n), "data");
+    assert_string_equal(str(p, "workload_name", NULL), "dyn");
+    assert_string_equal(str(p, "profile_name", NULL), "p7");
+    assert_string_equal(str(p, "profile", "type"), "delay");
+    assert_true(num(p, "profile", "delay") == 7);
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(event_of(reply, "REGISTER_JOB", "dyn!1",
+                                                               &n), "data");
+    assert_string_equal(str(j, "job", "id"), "dyn!1");
+    assert_true(num(j, "job", "subtime") == 0);
+    assert_true(num(j, "job", "res") == 3);
+    assert_true(num(j, "job", "walltime") == -1);
+    assert_string_equal(str(j, "job", "profile"), "p7");
+    cJSON_Delete(reply);
+    free(raw);
+
+    /* Called late, at 7: the job registered then is submitted at 7. */
+    char want[400];
+    snprintf(want, sizeof want, "REGISTER_PROFILE|REGISTER_JOB %s|NOTIFY registration_finished",
+             id);
+    raw = fbf_test_bv4_exchange(f.s, "{\"now\":7,\"events\":[{\"timestamp\":7,\"type\":"
+                                     "\"REQUESTED_CALL\",\"data\":{}}]}",
+                                0, want, true);
+    reply = cJSON_Parse(raw);
+    p = cJSON_GetObjectItemCaseSensitive(event_of(reply, "REGISTER_PROFILE", NULL, &n), "data");
+    assert_int_equal(n, 1);
+    assert_string_equal(str(p, "workload_name", NULL), wl);
+    assert_true(num(p, "profile", "delay") == 12.5);
+    j = cJSON_GetObjectItemCaseSensitive(event_of(reply, "REGISTER_JOB", id, &n), "data");
+    assert_true(num(j, "job", "subtime") == 7);
+    assert_true(num(j, "job", "walltime") == 30);
+    cJSON_Delete(reply);
+    free(raw);
+    done(&f);
 }
 
 /* A known job is answered from the engine: a running one waits 0, a
@@ -241,8 +369,10 @@ int main(void)
         cmocka_unit_test(test_acks_on_nested),
         cmocka_unit_test(test_pause_and_continue),
         cmocka_unit_test(test_short_gap_no_pause),
+        cmocka_unit_test(test_empty_plan),
         cmocka_unit_test(test_disabled_refused),
         cmocka_unit_test(test_bad_plans),
+        cmocka_unit_test(test_event_contents),
         cmocka_unit_test(test_answers_about_known_jobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,6 +34,7 @@
 
 #define TIMEOUT_MS 120000
 #define START 8     /* out_jobs.csv columns */
+#define RUNTIME 9
 #define WAIT 11
 #define PREDICTED 17
 
@@ -273,8 +274,10 @@ static void expect_refusal(const char *events, const char *mode, int want,
 
 #define PROFILE_Q "{'type':'REGISTER_PROFILE','data':{'workload_name':'dyn','profile_name':'q'," \
                   "'profile':{'type':'delay','delay':5}}}"
-#define JOB(id, prof, res) "{'type':'REGISTER_JOB','data':{'job_id':'" id "','job':{'profile':'" \
-                           prof "','res':" res ",'walltime':10}}}"
+#define JOB(id, prof, res) "{'type':'REGISTER_JOB','data':{'job_id':'" id "','job':{'id':'" id \
+                           "','subtime':0,'profile':'" prof "','res':" res ",'walltime':10}}}"
+/* A job description of dyn!a with the given members. */
+#define JOB_A(members) "{'type':'REGISTER_JOB','data':{'job_id':'dyn!a','job':{" members "}}}"
 #define FINISHED "{'type':'NOTIFY','data':{'type':'registration_finished'}}"
 
 static void test_registrations_refused(void **state)
@@ -295,13 +298,52 @@ static void test_registrations_refused(void **state)
     expect_refusal("[" JOB("w0!1", "p", "1") "]", "--dynamic-jobs", 2, "job id already exists");
     expect_refusal("[" PROFILE_Q "," JOB("a", "q", "1") "]", "--dynamic-jobs", 2,
                    "data.job_id is not of the form workload!name");
+    expect_refusal("[" PROFILE_Q "," JOB("dyn!a!b", "q", "1") "]", "--dynamic-jobs", 2,
+                   "(REGISTER_JOB, job dyn!a!b): data.job_id is not of the form workload!name");
     expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "0") "]", "--dynamic-jobs", 2,
-                   "data.job.res is missing or not an integer >= 1");
+                   "data.job.res is missing or not an integer in [1, 2147483647]");
     expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "1.5") "]", "--dynamic-jobs", 2,
                    "data.job.res");
-    expect_refusal("[" PROFILE_Q ",{'type':'REGISTER_JOB','data':{'job_id':'dyn!a','job':{"
-                   "'profile':'q','res':1,'walltime':0}}}]",
+    expect_refusal("[" PROFILE_Q "," JOB_A("'id':'dyn!a','subtime':0,'profile':'q','res':1,"
+                                           "'walltime':0") "]",
                    "--dynamic-jobs", 2, "data.job.walltime is not -1 nor a number > 0");
+    /* Batsim parses the job as a workload's: id and subtime are mandatory,
+     * res a 32-bit int. */
+    expect_refusal("[" PROFILE_Q "," JOB_A("'subtime':0,'profile':'q','res':1") "]",
+                   "--dynamic-jobs", 2, "(REGISTER_JOB, job dyn!a): field data.job.id is missing");
+    expect_refusal("[" PROFILE_Q "," JOB_A("'id':'dyn!a','profile':'q','res':1") "]",
+                   "--dynamic-jobs", 2, "field data.job.subtime is missing or not a number >= 0");
+    expect_refusal("[" PROFILE_Q "," JOB_A("'id':'dyn!a','subtime':'0','profile':'q','res':1")
+                   "]",
+                   "--dynamic-jobs", 2, "field data.job.subtime is missing or not a number >= 0");
+    expect_refusal("[" PROFILE_Q "," JOB_A("'id':'dyn!b','subtime':0,'profile':'q','res':1") "]",
+                   "--dynamic-jobs", 2, "data.job.id names another job than data.job_id");
+    expect_refusal("[" PROFILE_Q "," JOB_A("'id':7,'subtime':0,'profile':'q','res':1") "]",
+                   "--dynamic-jobs", 2, "data.job.id names another job");
+    expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "2147483648") "]", "--dynamic-jobs", 2,
+                   "data.job.res is missing or not an integer in [1, 2147483647]");
+    /* The bare name, as Batsim completes it, and a numeric one. */
+    expect_refusal("[" PROFILE_Q "," JOB_A("'id':'a','subtime':0,'profile':'q','res':1") ","
+                   "{'type':'REGISTER_JOB','data':{'job_id':'dyn!7','job':{'id':7,'subtime':0,"
+                   "'profile':'q','res':1}}}," FINISHED "]",
+                   "--ack-dynamic-jobs", 0, "");
+    /* A scheduler notifies registration only; Batsim stops on any other. */
+    expect_refusal("[{'type':'NOTIFY','data':{'type':'no_more_static_job_to_submit'}}]", NULL,
+                   2, "(NOTIFY): unknown NOTIFY type 'no_more_static_job_to_submit'");
+    expect_refusal("[{'type':'NOTIFY','data':{'type':3}}]", NULL, 2,
+                   "field data.type is missing or not a string");
+    /* The input's profiles exist in its own workload: not registrable again. */
+    expect_refusal("[{'type':'REGISTER_PROFILE','data':{'workload_name':'w0','profile_name':"
+                   "'p','profile':{'type':'delay','delay':5}}}]",
+                   "--dynamic-jobs", 2, "profile p of workload w0 already exists");
+    expect_refusal("[{'type':'REGISTER_PROFILE','data':{'workload_name':'dyn','profile_name':"
+                   "'x','profile':{'type':'delay','delay':-1}}}]",
+                   "--dynamic-jobs", 2, "data.profile.delay is missing or not a number >= 0");
+    expect_refusal("[{'type':'REGISTER_PROFILE','data':{'workload_name':'','profile_name':"
+                   "'x','profile':{'type':'delay','delay':1}}}]",
+                   "--dynamic-jobs", 2, "data.workload_name is missing or not a non-empty");
+    expect_refusal("[" PROFILE_Q ",{'type':'REGISTER_JOB','data':{'job_id':'dyn!a','job':3}}]",
+                   "--dynamic-jobs", 2, "field data.job is missing or not an object");
     expect_refusal("[" PROFILE_Q "," PROFILE_Q "]", "--dynamic-jobs", 2,
                    "profile q of workload dyn already exists");
     expect_refusal("[{'type':'REGISTER_PROFILE','data':{'workload_name':'dyn','profile_name':"
@@ -319,6 +361,63 @@ static void test_registrations_refused(void **state)
     /* Never finished: Batsim would wait forever. */
     expect_refusal("[" PROFILE_Q "]", "--dynamic-jobs", 3,
                    "dynamic registration is still open");
+}
+
+/* Many profiles in two workloads (the replayer's profile index grows past
+ * its first size): each job finds its own workload's profile, and the
+ * same name in the other workload stays a different profile. */
+static void test_many_registered_profiles(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    static char ev[N * 2 * 300 + 200];
+    size_t len = 0;
+    len += (size_t)snprintf(ev + len, sizeof ev - len, "[");
+    for (int i = 0; i < N; i++)
+        for (int w = 0; w < 2; w++)
+            len += (size_t)snprintf(ev + len, sizeof ev - len,
+                                    "{'type':'REGISTER_PROFILE','data':{'workload_name':'wl%d',"
+                                    "'profile_name':'p%d','profile':{'type':'delay','delay':%d}}},",
+                                    w, i, 1 + i + 100 * w);
+    for (int i = 0; i < N; i++)
+        for (int w = 0; w < 2; w++)
+            len += (size_t)snprintf(ev + len, sizeof ev - len,
+                                    "{'type':'REGISTER_JOB','data':{'job_id':'wl%d!%c%d','job':{"
+                                    "'id':'wl%d!%c%d','subtime':0,'profile':'p%d','res':1}}},",
+                                    w, 'a' + w, i, w, 'a' + w, i, i);
+    snprintf(ev + len, sizeof ev - len, FINISHED "]");
+    const char *wl = fbf_test_tmp_write("many.json",
+                                        "{\"nb_res\": 4, \"jobs\": [{\"id\": \"1\", \"subtime\": "
+                                        "0, \"res\": 1, \"walltime\": 10, \"profile\": \"p\"}],"
+                                        "\"profiles\": {\"p\": {\"type\": \"delay\", \"delay\": "
+                                        "10}}}");
+    char ep[256];
+    fbf_test_rsched *s = fbf_test_rsched_inject(ev, ep, sizeof ep);
+    assert_non_null(s);
+    const char *out = fbf_test_tmp_path("many");
+    char *err = NULL;
+    int rc = replay((const char *const[]){"--endpoint", ep, "--quiet", "--ack-dynamic-jobs",
+                                          "--out", out, NULL},
+                    wl, &err);
+    free(fbf_test_rsched_stop(s));
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, err ? err : "");
+    free(err);
+    assert_true(fbf_test_replay_summary(out, "jobs.registered") == 2 * N);
+    for (int i = 0; i < N; i++)
+        for (int w = 0; w < 2; w++) {
+            char id[16];
+            snprintf(id, sizeof id, "%c%d", 'a' + w, i);
+            double got = fbf_test_replay_csv(out, id, RUNTIME);
+            if (got != 1 + i + 100 * w)
+                fail_msg("wl%d!%s ran %g s, its profile says %d", w, id, got, 1 + i + 100 * w);
+        }
+    /* A profile of wl1 is unknown in wl0 until registered there. */
+    expect_refusal("[{'type':'REGISTER_PROFILE','data':{'workload_name':'wl1','profile_name':"
+                   "'only1','profile':{'type':'delay','delay':3}}},"
+                   "{'type':'REGISTER_JOB','data':{'job_id':'wl0!x','job':{'id':'wl0!x',"
+                   "'subtime':0,'profile':'only1','res':1}}}]",
+                   "--dynamic-jobs", 2, "unknown profile 'only1' in workload wl0");
 }
 
 static void test_answers_refused(void **state)
@@ -361,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_disabled_dynamic_jobs_stop_fastbf),
         cmocka_unit_test(test_query_predictions_exact),
         cmocka_unit_test(test_registrations_refused),
+        cmocka_unit_test(test_many_registered_profiles),
         cmocka_unit_test(test_answers_refused),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);

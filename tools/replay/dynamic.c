@@ -11,25 +11,30 @@
  *     profile an object of type "delay" (the only one the replayer runs)
  *     with a number delay >= 0; the pair must not exist yet (registered, or
  *     a profile of the input workload under one of its workload names);
- *   REGISTER_JOB: job_id a string "workload!name" (both parts non-empty),
- *     new; job an object whose id, when given, equals job_id; profile a
- *     string naming a profile of the job's workload (registered, or from
- *     the input when the workload is one SIMULATION_BEGINS listed); res an
- *     integer >= 1; walltime, when given, -1 or > 0; subtime, when given, a
- *     number >= 0 (Batsim submits the job now whatever it says).
- *   NOTIFY registration_finished needs open registration,
- *     continue_registration finished registration, both dynamic jobs.
+ *   REGISTER_JOB: job_id a string "workload!name" (both parts non-empty,
+ *     a single '!'), new; job an object (Batsim parses it as a workload's job) whose id
+ *     is job_id or its name part (Batsim adds the workload), string or
+ *     integer; profile a string naming a profile of the job's workload
+ *     (registered, or from the input when the workload is one
+ *     SIMULATION_BEGINS listed); res an integer in [1, 2^31 - 1] (a JSON
+ *     int for Batsim); walltime, when given, -1 or > 0; subtime a number
+ *     >= 0 (mandatory; Batsim then submits the job now whatever it says).
+ *   NOTIFY: only registration_finished (needs open registration) and
+ *     continue_registration (needs finished registration), both with
+ *     dynamic jobs; Batsim stops on any other type from the scheduler.
  * Answers: data.estimate_waiting_time an object with job_id, a job asked
  * about in this request and not answered yet, and estimated_waiting_time a
  * number >= 0 or -1 (unknown); any other answer is refused.
  *
- * Profile lookups are linear in the registered profiles: registration is
- * for workloads built by a scheduler, not for million-profile traces.
+ * Costs: a registration or an answer costs O(1) expected (hashes), however
+ * many jobs and profiles were registered before.
  */
 #include "tools/replay/replay.h"
 
+#include <ck_hs.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,32 +61,171 @@ size_t fbf_replay_workload_names(const fbf_workload *wl, char names[][64])
     return n;
 }
 
+/* Profiles by (workload, name): the registered ones, and the input's
+ * under a NULL workload (valid for every workload SIMULATION_BEGINS
+ * listed). Every REGISTER_JOB and REGISTER_PROFILE looks one up, so a scan
+ * made 1e5 registrations quadratic; one hash makes each O(1).
+ * fbf_replay exposes only the array r->rprof and its counters (output.c
+ * counts them), so the index lives in the same block, just before the
+ * array: the shared struct keeps its layout. Keys own their strings;
+ * r->rprof[i] points into its key's. */
+typedef struct pkey {
+    const char *wl; /* NULL: a profile of the input workload */
+    size_t wl_len;
+    const char *name;
+    double delay;
+    char text[]; /* registered: "workload\0name\0" */
+} pkey;
+
+typedef struct rprof_block {
+    ck_hs_t index;
+    fbf_rprofile items[];
+} rprof_block;
+
+static void *hs_malloc(size_t n) { return malloc(n); }
+static void hs_free(void *p, size_t n, bool defer)
+{
+    (void)n;
+    (void)defer;
+    free(p);
+}
+static struct ck_malloc hs_alloc = {.malloc = hs_malloc, .free = hs_free};
+
+static unsigned long pkey_hash(const void *obj, unsigned long seed)
+{
+    const pkey *k = obj;
+    uint64_t h = 1469598103934665603ull ^ seed;
+    const unsigned char *s = (const unsigned char *)k->wl;
+    for (size_t i = 0; s && i < k->wl_len; i++)
+        h = (h ^ s[i]) * 1099511628211ull;
+    h = (h ^ (s ? 0x21u : 0x01u)) * 1099511628211ull; /* the input's apart */
+    for (s = (const unsigned char *)k->name; *s; s++)
+        h = (h ^ *s) * 1099511628211ull;
+    return (unsigned long)(h ^ (h >> 29));
+}
+
+static bool pkey_eq(const void *a, const void *b)
+{
+    const pkey *x = a, *y = b;
+    if (!x->wl != !y->wl || x->wl_len != y->wl_len)
+        return false;
+    return (!x->wl || memcmp(x->wl, y->wl, x->wl_len) == 0) && strcmp(x->name, y->name) == 0;
+}
+
+static rprof_block *block_of(const fbf_replay *r)
+{
+    return r->rprof ? (rprof_block *)(void *)((char *)r->rprof - offsetof(rprof_block, items))
+                    : NULL;
+}
+
+static const pkey *pkey_get(const fbf_replay *r, const pkey *probe)
+{
+    ck_hs_t *hs = &block_of(r)->index; /* ck_hs_get does not modify */
+    return ck_hs_get(hs, CK_HS_HASH(hs, pkey_hash, probe), probe);
+}
+
+static bool pkey_put(fbf_replay *r, const pkey *k)
+{
+    ck_hs_t *hs = &block_of(r)->index;
+    return ck_hs_put(hs, CK_HS_HASH(hs, pkey_hash, k), k);
+}
+
+/* Creates the block and indexes the input's profiles, at the first
+ * registration only: runs without one pay nothing. */
+static int ensure_index(fbf_replay *r)
+{
+    if (r->rprof)
+        return 0;
+    size_t cap = 16;
+    rprof_block *b = malloc(sizeof *b + cap * sizeof b->items[0]);
+    if (!b)
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+    if (!ck_hs_init(&b->index, CK_HS_MODE_OBJECT | CK_HS_MODE_SPMC, pkey_hash, pkey_eq,
+                    &hs_alloc, 64 + 2 * r->nb_static_profiles, 0x9e3779b9u)) {
+        free(b);
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+    }
+    r->rprof = b->items;
+    r->rprof_cap = cap;
+    for (size_t p = 0; p < r->nb_static_profiles; p++) {
+        pkey *k = malloc(sizeof *k);
+        if (!k)
+            return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+        *k = (pkey){.name = r->wl->profiles[p].name, .delay = r->wl->profiles[p].delay};
+        if (!pkey_put(r, k)) {
+            free(k);
+            return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+        }
+    }
+    return 0;
+}
+
 void fbf_replay_dynamic_fini(fbf_replay *r)
 {
-    for (size_t i = 0; i < r->nrprof; i++) {
-        free(r->rprof[i].workload);
-        free(r->rprof[i].name);
+    rprof_block *b = block_of(r);
+    if (b) {
+        ck_hs_iterator_t it = CK_HS_ITERATOR_INITIALIZER;
+        void *k;
+        while (ck_hs_next(&b->index, &it, &k))
+            free(k);
+        ck_hs_destroy(&b->index);
+        free(b);
     }
-    free(r->rprof);
+    r->rprof = NULL;
     free(r->queries);
 }
 
-/* The delay of profile name in workload wl (len bytes), or -1 if none. */
+static bool listed(const fbf_replay *r, const char *wl, size_t len)
+{
+    for (size_t k = 0; k < r->nwl_names; k++)
+        if (strlen(r->wl_names[k]) == len && memcmp(r->wl_names[k], wl, len) == 0)
+            return true;
+    return false;
+}
+
+/* The delay of profile name in workload wl (len bytes), or -1 if none.
+ * The index exists (ensure_index()). */
 static double find_profile(const fbf_replay *r, const char *wl, size_t len, const char *name)
 {
-    for (size_t i = 0; i < r->nrprof; i++)
-        if (strlen(r->rprof[i].workload) == len && memcmp(r->rprof[i].workload, wl, len) == 0 &&
-            strcmp(r->rprof[i].name, name) == 0)
-            return r->rprof[i].delay;
-    bool listed = false;
-    for (size_t k = 0; k < r->nwl_names && !listed; k++)
-        listed = strlen(r->wl_names[k]) == len && memcmp(r->wl_names[k], wl, len) == 0;
-    if (!listed)
-        return -1;
-    for (size_t p = 0; p < r->nb_static_profiles; p++)
-        if (strcmp(r->wl->profiles[p].name, name) == 0)
-            return r->wl->profiles[p].delay;
-    return -1;
+    pkey probe = {.wl = wl, .wl_len = len, .name = name};
+    const pkey *k = pkey_get(r, &probe);
+    if (!k && listed(r, wl, len)) {
+        probe = (pkey){.name = name};
+        k = pkey_get(r, &probe);
+    }
+    return k ? k->delay : -1;
+}
+
+/* Records a registered profile; the caller checked it is new. */
+static int add_profile(fbf_replay *r, const char *wl, const char *name, double delay)
+{
+    rprof_block *b = block_of(r);
+    if (r->nrprof == r->rprof_cap) {
+        size_t cap = 2 * r->rprof_cap;
+        rprof_block *nb = realloc(b, sizeof *nb + cap * sizeof nb->items[0]);
+        if (!nb)
+            return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+        /* ck_hs_t holds no pointer to itself: moving it is safe. */
+        r->rprof = nb->items;
+        r->rprof_cap = cap;
+    }
+    size_t lw = strlen(wl), ln = strlen(name);
+    pkey *k = malloc(sizeof *k + lw + ln + 2);
+    if (!k)
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+    memcpy(k->text, wl, lw + 1);
+    memcpy(k->text + lw + 1, name, ln + 1);
+    k->wl = k->text;
+    k->wl_len = lw;
+    k->name = k->text + lw + 1;
+    k->delay = delay;
+    if (!pkey_put(r, k)) {
+        free(k);
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+    }
+    r->rprof[r->nrprof++] = (fbf_rprofile){.workload = k->text, .name = k->text + lw + 1,
+                                           .delay = delay};
+    return 0;
 }
 
 static int need_open(fbf_replay *r, long ev, const char *type, const char *job)
@@ -126,19 +270,27 @@ int fbf_replay_register_profile(fbf_replay *r, const cJSON *data, long ev)
     if (!cJSON_IsNumber(delay) || !(delay->valuedouble >= 0) || isinf(delay->valuedouble))
         return fbf_replay_fail(r, ev, T, NULL, "profile %s!%s: data.profile.delay is missing "
                                "or not a number >= 0", wl->valuestring, name->valuestring);
+    if (ensure_index(r) < 0)
+        return -ENOMEM;
     if (find_profile(r, wl->valuestring, strlen(wl->valuestring), name->valuestring) >= 0)
         return fbf_replay_fail(r, ev, T, NULL, "profile %s of workload %s already exists",
                                name->valuestring, wl->valuestring);
-    if (!fbf_replay_grow((void **)&r->rprof, &r->rprof_cap, r->nrprof + 1, sizeof *r->rprof))
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    fbf_rprofile *p = &r->rprof[r->nrprof];
-    p->workload = strdup(wl->valuestring);
-    p->name = strdup(name->valuestring);
-    p->delay = delay->valuedouble;
-    r->nrprof++;
-    if (!p->workload || !p->name)
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    return 0;
+    return add_profile(r, wl->valuestring, name->valuestring, delay->valuedouble);
+}
+
+/* Batsim prefixes a job.id that lacks the workload name with it, then
+ * requires the result to be job_id: the full id, or the bare name (a
+ * string, or an integer for a numeric name). */
+static bool same_job(const cJSON *v, const char *id, const char *bang)
+{
+    if (cJSON_IsString(v))
+        return strcmp(v->valuestring, id) == 0 || strcmp(v->valuestring, bang + 1) == 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+        fabs(v->valuedouble) > INT32_MAX)
+        return false;
+    char buf[16];
+    snprintf(buf, sizeof buf, "%d", (int)v->valuedouble);
+    return strcmp(buf, bang + 1) == 0;
 }
 
 int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at)
@@ -150,9 +302,11 @@ int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at
         return -EPROTO;
     if (!id)
         return fbf_replay_fail(r, ev, T, NULL, "field data.job_id is missing or not a string");
+    /* Batsim splits job_id at '!' into exactly two parts. */
     const char *bang = strchr(id, '!');
-    if (!bang || bang == id || !bang[1])
-        return fbf_replay_fail(r, ev, T, id, "data.job_id is not of the form workload!name");
+    if (!bang || bang == id || !bang[1] || strchr(bang + 1, '!'))
+        return fbf_replay_fail(r, ev, T, id, "data.job_id is not of the form workload!name "
+                               "(both parts non-empty, one '!')");
     if (fbf_workload_find(r->wl, id) >= 0)
         return fbf_replay_fail(r, ev, T, id, "job id already exists (duplicate job ids are "
                                "forbidden)");
@@ -160,11 +314,17 @@ int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at
     if (!cJSON_IsObject(job))
         return fbf_replay_fail(r, ev, T, id, "field data.job is missing or not an object");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(job, "id");
-    if (v && (!cJSON_IsString(v) || strcmp(v->valuestring, id) != 0))
-        return fbf_replay_fail(r, ev, T, id, "data.job.id differs from data.job_id");
+    if (!v)
+        return fbf_replay_fail(r, ev, T, id, "field data.job.id is missing (Batsim parses the "
+                               "job as a workload's, where id is mandatory)");
+    if (!same_job(v, id, bang))
+        return fbf_replay_fail(r, ev, T, id, "data.job.id names another job than data.job_id "
+                               "(it must be the job_id, or its name after the '!')");
     const cJSON *prof = cJSON_GetObjectItemCaseSensitive(job, "profile");
     if (!cJSON_IsString(prof))
         return fbf_replay_fail(r, ev, T, id, "field data.job.profile is missing or not a string");
+    if (ensure_index(r) < 0)
+        return -ENOMEM;
     double delay = find_profile(r, id, (size_t)(bang - id), prof->valuestring);
     if (delay < 0)
         return fbf_replay_fail(r, ev, T, id, "unknown profile '%.60s' in workload %.*s "
@@ -172,9 +332,9 @@ int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at
                                (int)(bang - id), id);
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(job, "res");
     if (!cJSON_IsNumber(res) || res->valuedouble != floor(res->valuedouble) ||
-        !(res->valuedouble >= 1) || res->valuedouble > 1e15)
+        !(res->valuedouble >= 1) || res->valuedouble > INT32_MAX)
         return fbf_replay_fail(r, ev, T, id, "field data.job.res is missing or not an integer "
-                               ">= 1");
+                               "in [1, %d]", INT32_MAX);
     double walltime = -1;
     v = cJSON_GetObjectItemCaseSensitive(job, "walltime");
     if (v) {
@@ -184,8 +344,9 @@ int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at
         walltime = v->valuedouble;
     }
     v = cJSON_GetObjectItemCaseSensitive(job, "subtime");
-    if (v && (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || isinf(v->valuedouble)))
-        return fbf_replay_fail(r, ev, T, id, "data.job.subtime is not a number >= 0");
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || isinf(v->valuedouble))
+        return fbf_replay_fail(r, ev, T, id, "field data.job.subtime is missing or not a number "
+                               ">= 0 (Batsim requires it, then submits the job now)");
     if (!fbf_replay_grow((void **)&r->jobs, &r->jobs_cap, r->wl->nb_jobs + 1, sizeof *r->jobs))
         return fbf_errorf(&r->err, -ENOMEM, "out of memory");
     fbf_error werr;
@@ -214,7 +375,9 @@ int fbf_replay_notify(fbf_replay *r, const cJSON *data, long ev)
     bool fin = strcmp(type->valuestring, "registration_finished") == 0;
     bool cont = strcmp(type->valuestring, "continue_registration") == 0;
     if (!fin && !cont)
-        return 0; /* nothing else the replayer acts on */
+        return fbf_replay_fail(r, ev, T, NULL, "unknown NOTIFY type '%.40s' (a scheduler "
+                               "notifies registration_finished or continue_registration only; "
+                               "Batsim stops on any other)", type->valuestring);
     if (!r->cfg.dyn_jobs)
         return fbf_replay_fail(r, ev, T, NULL, "%s while dynamic jobs are disabled (the "
                                "replayer runs with them only under --dynamic-jobs)",
