@@ -33,6 +33,7 @@ struct fbf_bv4_register {
     bool *sent;
     bool configured, acks, finished;
     double asked;
+    double noted; /* the session's latest CALL_ME_LATER (it wakes us too) */
     size_t continues;
 };
 
@@ -152,7 +153,7 @@ fbf_bv4_register *fbf_bv4_register_create(const fbf_bv4_reg_job *jobs, size_t n,
     }
     if (opt)
         r->opt = *opt;
-    r->asked = NAN;
+    r->asked = r->noted = NAN;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         rc = check_job(&jobs[i], i, err);
@@ -210,7 +211,50 @@ int fbf_bv4_register_configure(fbf_bv4_register *r, bool dynamic_jobs, bool acks
     return 0;
 }
 
+/* A profile Batsim already has must not be registered again (Batsim stops
+ * on a duplicate); one lookup per (workload, profile) pair of the plan. */
+int fbf_bv4_register_known_profiles(fbf_bv4_register *r, const cJSON *profiles,
+                                    fbf_error *err)
+{
+    if (!cJSON_IsObject(profiles) || !profiles->child)
+        return 0;
+    bool *seen = calloc(r->n ? r->n : 1, sizeof *seen);
+    if (!seen)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < r->n && rc == 0; i++) {
+        const reg_job *j = &r->jobs[i];
+        if (seen[j->pair])
+            continue;
+        seen[j->pair] = true;
+        size_t wl = wl_len(j->id);
+        const cJSON *w;
+        cJSON_ArrayForEach(w, profiles)
+        {
+            if (strlen(w->string) == wl && memcmp(w->string, j->id, wl) == 0)
+                break;
+        }
+        const cJSON *p = w ? cJSON_GetObjectItemCaseSensitive(w, j->profile) : NULL;
+        if (!p)
+            continue;
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(p, "type");
+        const cJSON *delay = cJSON_GetObjectItemCaseSensitive(p, "delay");
+        if (!cJSON_IsString(type) || strcmp(type->valuestring, "delay") != 0 ||
+            !cJSON_IsNumber(delay) || delay->valuedouble != j->delay)
+            rc = fbf_errorf(err, -EINVAL,
+                            "data.profiles.%.*s.%s: Batsim already has this profile, and it "
+                            "is not the delay %g that job %s needs",
+                            (int)wl, j->id, j->profile, j->delay, j->id);
+        else
+            r->sent[j->pair] = true;
+    }
+    free(seen);
+    return rc;
+}
+
 bool fbf_bv4_register_acks(const fbf_bv4_register *r) { return r->acks; }
+double fbf_bv4_register_asked(const fbf_bv4_register *r) { return r->asked; }
+void fbf_bv4_register_note_call(fbf_bv4_register *r, double t) { r->noted = t; }
 size_t fbf_bv4_register_nb_registered(const fbf_bv4_register *r) { return r->next; }
 size_t fbf_bv4_register_nb_continues(const fbf_bv4_register *r) { return r->continues; }
 bool fbf_bv4_register_finished(const fbf_bv4_register *r) { return r->finished; }
@@ -338,7 +382,7 @@ int fbf_bv4_register_close(fbf_bv4_register *r, double now, cJSON *events, fbf_e
         r->finished = true;
     } else {
         double t = r->jobs[r->next].subtime;
-        if (!(t == r->asked)) {
+        if (!(t == r->asked) && !(t == r->noted)) {
             cJSON *d = cJSON_CreateObject();
             if (d && !cJSON_AddNumberToObject(d, "timestamp", t)) {
                 cJSON_Delete(d);

@@ -82,6 +82,18 @@ int fbf_bv4_register_configure(fbf_bv4_register *r, bool dynamic_jobs, bool acks
                                fbf_error *err);
 bool fbf_bv4_register_acks(const fbf_bv4_register *r);
 
+/* One CALL_ME_LATER per time in a reply and across replies: the session
+ * skips a time the register already asked for (asked, NAN before any),
+ * and notes its own so that the register skips it too. */
+double fbf_bv4_register_asked(const fbf_bv4_register *r);
+void fbf_bv4_register_note_call(fbf_bv4_register *r, double t);
+
+/* From SIMULATION_BEGINS' data.profiles ({workload: {name: profile}}):
+ * the plan's profiles Batsim already has are not registered again.
+ * -EINVAL when such a profile is not the delay the plan's jobs need. */
+int fbf_bv4_register_known_profiles(fbf_bv4_register *r, const cJSON *profiles,
+                                    fbf_error *err);
+
 /* Appends the registrations due at now (subtime <= now) to events and,
  * when engine is not NULL, submits those jobs to it with subtime now. */
 int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_engine *engine,

@@ -115,6 +115,9 @@ static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
         bool acks = config_flag(config, "dynamic-jobs-acknowledged", "job_submission",
                                 "from_scheduler", "acknowledge");
         int rc = fbf_bv4_register_configure(s->opt.submitter, s->dynamic_jobs, acks, err);
+        if (rc == 0)
+            rc = fbf_bv4_register_known_profiles(
+                s->opt.submitter, cJSON_GetObjectItemCaseSensitive(data, "profiles"), err);
         if (rc < 0)
             return rc;
     }
@@ -433,9 +436,13 @@ static int build_reply(fbf_bv4_session *s, cJSON *registrations, cJSON *answers,
         if (d[i].kind == FBF_DEC_CALL_ME_LATER) {
             /* Batsim wakes the scheduler once per request: asking again
              * for a time still to come would only double the wake-up. */
-            if (d[i].at == s->last_call && d[i].at > fbf_engine_now(s->engine))
+            fbf_bv4_register *sub = s->opt.submitter;
+            if ((d[i].at == s->last_call || (sub && d[i].at == fbf_bv4_register_asked(sub))) &&
+                d[i].at > fbf_engine_now(s->engine))
                 continue;
             s->last_call = d[i].at;
+            if (sub)
+                fbf_bv4_register_note_call(sub, d[i].at);
             data = cJSON_CreateObject();
             cJSON_AddNumberToObject(data, "timestamp", d[i].at);
             rc = add_event(events, now, "CALL_ME_LATER", data);

@@ -44,7 +44,16 @@ typedef struct fixture {
     fbf_bv4_session *s;
 } fixture;
 
+static fixture make_killing(const char *policy, const fbf_bv4_reg_job *jobs, size_t n,
+                           double pause, double kill_after);
+
 static fixture make(const char *policy, const fbf_bv4_reg_job *jobs, size_t n, double pause)
+{
+    return make_killing(policy, jobs, n, pause, 0);
+}
+
+static fixture make_killing(const char *policy, const fbf_bv4_reg_job *jobs, size_t n,
+                           double pause, double kill_after)
 {
     fbf_error err = {{0}};
     fbf_bv4_reg_options ro = {.pause = pause};
@@ -53,7 +62,10 @@ static fixture make(const char *policy, const fbf_bv4_reg_job *jobs, size_t n, d
         fail_msg("register_create: %s", err.text);
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
     fbf_bv4_options o = {
-        .engine = {.policy = pe->ops, .reservation_depth = pe->default_depth, .workers = 1},
+        .engine = {.policy = pe->ops,
+                   .reservation_depth = pe->default_depth,
+                   .workers = 1,
+                   .kill_after = kill_after},
         .submitter = f.reg,
     };
     f.s = fbf_bv4_session_create(&o, &err);
@@ -180,6 +192,55 @@ static void test_empty_plan(void **state)
     assert_int_equal(fbf_bv4_register_nb_registered(f.reg), 0);
     assert_int_equal(fbf_bv4_register_nb_continues(f.reg), 0);
     assert_true(fbf_bv4_register_finished(f.reg));
+    done(&f);
+}
+
+/* Batsim stops on a profile registered twice: the ones SIMULATION_BEGINS
+ * lists are not registered again, and one that differs is refused. */
+static void test_known_profiles(void **state)
+{
+    (void)state;
+    fixture f = make("fcfs", plan, 3, 0);
+    const char *begins = fbf_test_msg(
+        "{'now':0,'events':[{'timestamp':0,'type':'SIMULATION_BEGINS','data':{"
+        "'nb_resources':4,'nb_compute_resources':4,'config':{%s},"
+        "'profiles':{'w0':{'p20':{'type':'delay','delay':20}},"
+        "'dyn':{'p10':{'type':'delay','delay':10}}}}}]}",
+        FLAT_OFF);
+    fbf_test_bv4_ok(f.s, begins,
+                    "REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|"
+                    "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2|CALL_ME_LATER 5");
+    /* p20 exists in another workload only: dyn's own is registered. */
+    fbf_test_bv4_ok(f.s, "{\"now\":5,\"events\":[{\"timestamp\":5,\"type\":\"REQUESTED_CALL\","
+                         "\"data\":{}}]}",
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!3|NOTIFY registration_finished");
+    done(&f);
+
+    f = make("fcfs", plan, 3, 0);
+    begins = fbf_test_msg("{'now':0,'events':[{'timestamp':0,'type':'SIMULATION_BEGINS','data':{"
+                          "'nb_resources':4,'nb_compute_resources':4,'config':{%s},"
+                          "'profiles':{'dyn':{'p10':{'type':'delay','delay':11}}}}}]}",
+                          FLAT_OFF);
+    const char *reply;
+    size_t len;
+    fbf_error err;
+    assert_int_equal(fbf_bv4_session_handle(f.s, begins, strlen(begins), &reply, &len, &err),
+                     -EINVAL);
+    assert_string_equal(err.text,
+                        "event 0 (SIMULATION_BEGINS): data.profiles.dyn.p10: Batsim already has "
+                        "this profile, and it is not the delay 10 that job dyn!1 needs");
+    done(&f);
+}
+
+/* The kill deadline and the next registration fall at the same time:
+ * one CALL_ME_LATER, not two. */
+static void test_one_call_per_time(void **state)
+{
+    (void)state;
+    fixture f = make_killing("fcfs", plan, 3, 0, 5);
+    fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF),
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|"
+                    "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2|CALL_ME_LATER 5");
     done(&f);
 }
 
@@ -370,6 +431,8 @@ int main(void)
         cmocka_unit_test(test_pause_and_continue),
         cmocka_unit_test(test_short_gap_no_pause),
         cmocka_unit_test(test_empty_plan),
+        cmocka_unit_test(test_known_profiles),
+        cmocka_unit_test(test_one_call_per_time),
         cmocka_unit_test(test_disabled_refused),
         cmocka_unit_test(test_bad_plans),
         cmocka_unit_test(test_event_contents),
