@@ -43,6 +43,13 @@ typedef struct fbf_bv4_options {
      * an earlier waiting job) or "reason=reservation rsv=T" (its
      * conservative reservation came due at T). */
     bool tag_starts;
+    /* Machine states and energy saving (engine/power.h, io/bv4_power.h);
+     * NULL: defaults, no saving. */
+    const fbf_power_config *power;
+    /* Send QUERY consumed_energy in the reply to NOTIFY
+     * no_more_static_job_to_submit, and once more when, after it, nothing
+     * waits or runs; the ANSWER goes to the log. */
+    bool query_energy;
 } fbf_bv4_options;
 
 /* Returned by fbf_bv4_session_handle() once SIMULATION_ENDS was handled:

@@ -23,6 +23,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: fastbf [--policy NAME] [--reservation-depth K] [--endpoint URL]\n"
             "              [--workers N] [--kill-after SECONDS] [--tag-starts] [--verbose]\n"
+            "              [--energy-saving TIMEOUT [--switch-delays OFF:ON]\n"
+            "               [--sleep-pstate N] [--compute-pstate M]] [--query-energy]\n"
             "       fastbf --help | --version\n"
             "\n"
             "A Batsim v4 decision process (JSON protocol over a ZeroMQ REP socket).\n"
@@ -41,6 +43,17 @@ static void usage(FILE *out)
             "                           as Batsim's killer test schedulers do (> 0)\n"
             "  --tag-starts             tag each started job with why it started\n"
             "                           (SET_JOB_METADATA: reason=head|backfilled|reservation)\n"
+            "  --energy-saving TIMEOUT  switch off machines idle for TIMEOUT seconds when no\n"
+            "                           waiting job could use them before they are back\n"
+            "                           (SET_RESOURCE_STATE); wake them on demand or ahead\n"
+            "                           of the reservations that need them; implies\n"
+            "                           --query-energy\n"
+            "  --switch-delays OFF:ON   fastbf's estimates of the switch-off and switch-on\n"
+            "                           times in seconds (default 0:0)\n"
+            "  --sleep-pstate N         the pstate that puts a machine to sleep (default 1)\n"
+            "  --compute-pstate M       the pstate machines compute in (default 0)\n"
+            "  --query-energy           ask Batsim for consumed_energy after the last\n"
+            "                           submission and at the end (logged with --verbose)\n"
             "  --verbose                log each exchange on stderr\n"
             "  --help                   show this help\n"
             "  --version                show the version\n",
@@ -66,6 +79,17 @@ static bool parse_count(const char *s, long long min, long long max, long long *
     return true;
 }
 
+static bool parse_seconds(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0) || isinf(v))
+        return false;
+    *out = v;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -76,6 +100,11 @@ int main(int argc, char **argv)
         {"verbose", no_argument, NULL, 'v'},
         {"kill-after", required_argument, NULL, 'k'},
         {"tag-starts", no_argument, NULL, 't'},
+        {"energy-saving", required_argument, NULL, 'E'},
+        {"switch-delays", required_argument, NULL, 'D'},
+        {"sleep-pstate", required_argument, NULL, 'S'},
+        {"compute-pstate", required_argument, NULL, 'C'},
+        {"query-energy", no_argument, NULL, 'Q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -84,6 +113,9 @@ int main(int argc, char **argv)
     long long workers = 1, depth = 0;
     bool verbose = false, tag_starts = false;
     double kill_after = 0;
+    fbf_power_config power = fbf_power_config_default();
+    bool query_energy = false, power_set = false;
+    long long pstate;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
         switch (c) {
@@ -104,6 +136,32 @@ int main(int argc, char **argv)
                 return bad_usage("--kill-after: '%s' is not a number of seconds > 0", optarg);
             break;
         }
+        case 'E':
+            if (!parse_seconds(optarg, &power.timeout))
+                return bad_usage("--energy-saving: '%s' is not a number of seconds >= 0", optarg);
+            power.saving = query_energy = power_set = true;
+            break;
+        case 'D': {
+            const char *colon = strchr(optarg, ':');
+            char off[64];
+            if (!colon || (size_t)(colon - optarg) >= sizeof off)
+                return bad_usage("--switch-delays: '%s' is not OFF:ON (seconds)", optarg);
+            memcpy(off, optarg, (size_t)(colon - optarg));
+            off[colon - optarg] = '\0';
+            if (!parse_seconds(off, &power.off_delay) || !parse_seconds(colon + 1, &power.on_delay))
+                return bad_usage("--switch-delays: '%s' is not OFF:ON (seconds >= 0)", optarg);
+            power_set = true;
+            break;
+        }
+        case 'S':
+        case 'C':
+            if (!parse_count(optarg, 0, UINT32_MAX, &pstate))
+                return bad_usage("--sleep-pstate/--compute-pstate: '%s' is not a pstate number",
+                                 optarg);
+            *(c == 'S' ? &power.sleep_pstate : &power.compute_pstate) = (uint32_t)pstate;
+            power_set = true;
+            break;
+        case 'Q': query_energy = true; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("fastbf %s\n", FBF_VERSION); return 0;
         case ':': return bad_usage("option '%s' needs a value", argv[optind - 1]);
@@ -113,6 +171,8 @@ int main(int argc, char **argv)
     if (optind < argc)
         return bad_usage("unexpected argument '%s'", argv[optind]);
 
+    if (power_set && power.sleep_pstate == power.compute_pstate)
+        return bad_usage("--sleep-pstate and --compute-pstate must differ%s", "");
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
     if (!pe)
         return bad_usage("unknown policy '%s' (fcfs, easy or conservative)", policy);
@@ -139,6 +199,8 @@ int main(int argc, char **argv)
                    .kill_after = kill_after},
         .log = verbose ? stderr : NULL,
         .tag_starts = tag_starts,
+        .power = &power,
+        .query_energy = query_energy,
     };
     fbf_error err = {{0}};
     fbf_bv4_session *s = fbf_bv4_session_create(&o, &err);
