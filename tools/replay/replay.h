@@ -93,7 +93,7 @@ typedef struct fbf_rjob {
 
 /* Heap event kinds, in the order they appear within one timestamp. */
 enum { FBF_EV_COMPLETED = 0, FBF_EV_KILLED = 1, FBF_EV_SUBMITTED = 2, FBF_EV_CALL = 3,
-       FBF_EV_NOTIFY = 4 };
+       FBF_EV_NOTIFY = 4, FBF_EV_STATE = 5, FBF_EV_ANSWER = 6 }; /* the last two: machines.h */
 
 typedef struct fbf_rev {
     double t;
@@ -117,6 +117,7 @@ typedef struct fbf_replay_config {
     uint32_t nb_res;     /* platform size (> 0) */
     double livelock_max; /* consecutive call-only messages at one time before giving up */
     bool progress;       /* progress lines on stderr */
+    const struct fbf_energy_config *energy; /* --energy (machines.h); NULL: off */
 } fbf_replay_config;
 
 typedef struct fbf_replay {
@@ -164,6 +165,8 @@ typedef struct fbf_replay {
     double wall_total, wall_sched;
     double progress_last;
 
+    struct fbf_machines *mach; /* --energy (machines.h); NULL: off */
+
     fbf_error err;     /* why the run stopped, when it did not end well */
 } fbf_replay;
 
@@ -177,6 +180,8 @@ void fbf_replay_fini(fbf_replay *r);
  * end) leaves FBF_EXIT_OK with r->err set. */
 int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out);
 void fbf_replay_heap_push(fbf_replay *r, double t, uint32_t kind, uint32_t arg, uint64_t seq);
+/* Opens one event of the message being built (its data object follows). */
+void fbf_replay_ev_open(fbf_replay *r, size_t *count, double t, const char *type);
 double fbf_replay_now_s(void);
 
 /* validate.c: checks and applies one reply. 0 or -EPROTO/-ENOMEM (r->err). */

@@ -16,6 +16,7 @@
  * with nothing left that could wake the scheduler.
  */
 #include "tools/replay/replay.h"
+#include "tools/replay/machines.h"
 
 #include <errno.h>
 #include <math.h>
@@ -152,6 +153,8 @@ int fbf_replay_init(fbf_replay *r, const fbf_workload *wl, const fbf_replay_conf
             r->order[i] = k[i].idx;
         free(k);
     }
+    if (cfg->energy && fbf_machines_create(r, cfg->energy) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory for %u machines", cfg->nb_res);
     if (n == 0) /* nothing to submit: say so at once */
         fbf_replay_heap_push(r, 0, FBF_EV_NOTIFY, 0, 0);
     return 0;
@@ -168,6 +171,7 @@ void fbf_replay_fini(fbf_replay *r)
     free(r->ranges);
     free(r->text);
     free(r->lat);
+    fbf_machines_destroy(r);
     fbf_idset_fini(&r->scratch);
     fbf_jbuf_fini(&r->msg);
 }
@@ -194,6 +198,11 @@ static void ev_open(fbf_replay *r, size_t *count, double t, const char *type)
     fbf_jbuf_lit(b, ",\"type\":\"");
     fbf_jbuf_raw(b, type, strlen(type));
     fbf_jbuf_lit(b, "\",\"data\":");
+}
+
+void fbf_replay_ev_open(fbf_replay *r, size_t *count, double t, const char *type)
+{
+    ev_open(r, count, t, type);
 }
 
 void fbf_replay_alloc_text(const fbf_replay *r, uint32_t job, fbf_jbuf *b)
@@ -345,6 +354,10 @@ static size_t build_message(fbf_replay *r, bool *calls_only)
         case FBF_EV_CALL:
             ev_open(r, &count, e.t, "REQUESTED_CALL");
             fbf_jbuf_lit(&r->msg, "{}}");
+            break;
+        case FBF_EV_STATE:
+        case FBF_EV_ANSWER:
+            fbf_machines_emit(r, &count, &e);
             break;
         case FBF_EV_NOTIFY:
             ev_open(r, &count, e.t, "NOTIFY");

@@ -28,6 +28,7 @@
  * except cJSON's tree of the reply and the growth of the state arrays.
  */
 #include "tools/replay/replay.h"
+#include "tools/replay/machines.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -128,6 +129,9 @@ static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
             if (r->owner[id] != FBF_NO_JOB)
                 return fail(r, ev, T, wj->id, "data.alloc: resource %u is busy (held by %s)", id,
                             r->wl->jobs[r->owner[id]].id);
+    char why[200];
+    if (r->mach && fbf_machines_check_alloc(r, s, why, sizeof why) < 0)
+        return fail(r, ev, T, wj->id, "%s", why);
     if (!grow((void **)&r->ranges, &r->ranges_cap, r->nranges + s->n, sizeof *r->ranges))
         return fbf_errorf(&r->err, -ENOMEM, "out of memory");
     memcpy(r->ranges + r->nranges, s->r, s->n * sizeof *s->r);
@@ -272,7 +276,7 @@ static int do_change_state(fbf_replay *r, const cJSON *data, long ev, double at)
 
 /* Types a Batsim scheduler may send that the replayer does not simulate. */
 static const char *const unsupported[] = {
-    "QUERY", "ANSWER", "REGISTER_JOB", "REGISTER_PROFILE", "SET_RESOURCE_STATE", NULL,
+    "ANSWER", "REGISTER_JOB", "REGISTER_PROFILE", NULL,
 };
 
 static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double *prev)
@@ -330,10 +334,22 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
         return do_change_state(r, data, i, at);
     if (strcmp(t, "NOTIFY") == 0)
         return 0;
+    if (strcmp(t, "SET_RESOURCE_STATE") == 0 || strcmp(t, "QUERY") == 0) {
+        if (!r->mach)
+            return fail(r, i, t, NULL, "%s needs --energy (Batsim handles %s only in its "
+                        "energy mode)", t, t[0] == 'Q' ? "consumed_energy queries"
+                                                        : "machine states");
+        char why[200];
+        int rc = t[0] == 'Q' ? fbf_machines_query(r, data, at, why, sizeof why)
+                             : fbf_machines_set(r, data, at, why, sizeof why);
+        if (rc == -ENOMEM)
+            return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+        return rc < 0 ? fail(r, i, t, NULL, "%s", why) : 0;
+    }
     for (const char *const *u = unsupported; *u; u++)
         if (strcmp(t, *u) == 0)
             return fail(r, i, t, NULL, "event type not supported by fastbf-replay (no dynamic "
-                        "jobs, queries or resource states are simulated)");
+                        "jobs or registrations are simulated)");
     return fail(r, i, t, NULL, "unknown event type '%.40s'", t);
 }
 
