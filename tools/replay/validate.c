@@ -336,9 +336,9 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
         return 0;
     if (strcmp(t, "SET_RESOURCE_STATE") == 0 || strcmp(t, "QUERY") == 0) {
         if (!r->mach)
-            return fail(r, i, t, NULL, "%s needs --energy (Batsim handles %s only in its "
-                        "energy mode)", t, t[0] == 'Q' ? "consumed_energy queries"
-                                                        : "machine states");
+            return fail(r, i, t, NULL, "event type not supported by fastbf-replay without "
+                        "--energy (Batsim handles %s only in its energy mode)",
+                        t[0] == 'Q' ? "consumed_energy queries" : "machine states");
         char why[200];
         int rc = t[0] == 'Q' ? fbf_machines_query(r, data, at, why, sizeof why)
                              : fbf_machines_set(r, data, at, why, sizeof why);
