@@ -115,6 +115,27 @@ static void test_refusals(void **state)
     free(se);
 }
 
+/* With --energy, a scheduler that puts machines to sleep and then runs a
+ * job on them is refused: the job's machines must be ON. */
+static void test_execute_on_sleeping_machine_refused(void **state)
+{
+    (void)state;
+    const char *wl = fbf_test_tmp_write("s.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10\n");
+    char ep[256];
+    fbf_test_rsched *s = fbf_test_rsched_start(FBF_TRF_SET_STATE, ep, sizeof ep);
+    assert_non_null(s);
+    char *err = NULL;
+    int rc = fbf_test_replay_run((const char *const[]){"--endpoint", ep, "--quiet", "--energy",
+                                                       "--switch-delays", "5:5", wl, NULL},
+                                 TIMEOUT_MS, NULL, &err);
+    free(fbf_test_rsched_stop(s));
+    assert_int_equal(rc, 2);
+    if (!err || !strstr(err, "(EXECUTE_JOB, job w0!1): data.alloc: machine 0 is SWITCHING_OFF, "
+                             "not ON"))
+        fail_msg("unexpected error: %s", err ? err : "(none)");
+    free(err);
+}
+
 typedef struct figures {
     double joules, wait, completed;
 } figures;
@@ -168,6 +189,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_computed_scenario),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_execute_on_sleeping_machine_refused),
         cmocka_unit_test(test_trace_saves_energy),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
