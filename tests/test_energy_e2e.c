@@ -136,6 +136,26 @@ static void test_execute_on_sleeping_machine_refused(void **state)
     free(err);
 }
 
+/* SET_RESOURCE_STATE of a machine that runs a job is a violation. */
+static void test_set_state_of_busy_machine_refused(void **state)
+{
+    (void)state;
+    const char *wl = fbf_test_tmp_write("b.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10\n");
+    char ep[256];
+    fbf_test_rsched *s = fbf_test_rsched_start(FBF_TRF_SET_BUSY, ep, sizeof ep);
+    assert_non_null(s);
+    char *err = NULL;
+    int rc = fbf_test_replay_run((const char *const[]){"--endpoint", ep, "--quiet", "--energy",
+                                                       wl, NULL},
+                                 TIMEOUT_MS, NULL, &err);
+    free(fbf_test_rsched_stop(s));
+    assert_int_equal(rc, 2);
+    if (!err || !strstr(err, "(SET_RESOURCE_STATE): data.resources: machine 0 is running job "
+                             "w0!1"))
+        fail_msg("unexpected error: %s", err ? err : "(none)");
+    free(err);
+}
+
 typedef struct figures {
     double joules, wait, completed;
 } figures;
@@ -190,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_hand_computed_scenario),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_execute_on_sleeping_machine_refused),
+        cmocka_unit_test(test_set_state_of_busy_machine_refused),
         cmocka_unit_test(test_trace_saves_energy),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);

@@ -45,6 +45,7 @@ typedef enum fbf_test_rfault {
     FBF_TRF_CHANGE_RUNNING, /* FCFS, then CHANGE_JOB_STATE of a running job */
     FBF_TRF_SET_STATE,      /* SET_RESOURCE_STATE, which the replayer does not simulate */
     FBF_TRF_REGISTER,       /* REGISTER_JOB, which the replayer does not simulate */
+    FBF_TRF_SET_BUSY,       /* FCFS, then SET_RESOURCE_STATE of machine 0 while it runs a job */
 } fbf_test_rfault;
 
 typedef struct fbf_test_rsched fbf_test_rsched;
