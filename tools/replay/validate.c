@@ -21,6 +21,9 @@
  *                 kill_reason, when given, a string. A running job ends
  *                 through KILL_JOB or its own completion instead.
  *   NOTIFY        accepted and ignored (nothing the replayer acts on)
+ *   SET_RESOURCE_STATE, QUERY  with --energy, checked and applied by
+ *                 machines.c (EXECUTE_JOB then also needs ON machines);
+ *                 refused without it
  * The reply to SIMULATION_ENDS must have no event.
  *
  * The first violation stops the run: r->err names the message, the event
