@@ -10,7 +10,9 @@
  *   - free_set and the allocations of RUNNING jobs partition the compute
  *     resources; nb_free == fbf_idset_count(free_set);
  *   - every RUNNING job has one live entry in the running heap (stale
- *     entries of ended jobs are dropped lazily when they surface).
+ *     entries of ended jobs are dropped lazily when they surface);
+ *   - holds (engine/power.h) are RUNNING pseudo-jobs of one machine, in
+ *     the heap like jobs but not in nb_running.
  * Jobs go to partition seq % workers, so partitions stay balanced whatever
  * the arrival pattern. With kill_after, jobs are killed in the order they
  * started (the deadline is start + a constant), so a FIFO of started jobs
@@ -20,22 +22,20 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine_int.h"
 #include "engine/jobs.h"
 #include "engine/policy_api.h"
 #include "engine/pool.h"
 #include "engine/queue.h"
+#include "engine/runheap.h"
 
 /* Below these sizes, waking the workers costs more than the work. */
 #define INLINE_SYNC_BELOW 512
 #define PARALLEL_SCAN_FROM 4096
-
-typedef struct heap_item {
-    double end;
-    fbf_job_h job;
-} heap_item;
 
 typedef struct scan_job {
     fbf_engine *e;
@@ -62,8 +62,7 @@ struct fbf_engine {
     bool any_ended;
     size_t nb_waiting, nb_running;
 
-    heap_item *heap;
-    size_t heap_n, heap_cap;
+    fbf_runheap heap;
 
     fbf_hvec rejects, execs, kills;
     fbf_hvec started; /* kill_after: started jobs, oldest from started_head */
@@ -71,6 +70,8 @@ struct fbf_engine {
     double cml;
     fbf_decision *dec;
     size_t dec_n, dec_cap;
+    fbf_power *power;
+    uint64_t nb_holds; /* ever made: names them */
 };
 
 int fbf_hvec_push(fbf_hvec *h, fbf_job_h j)
@@ -120,10 +121,12 @@ fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
     fbf_idset_init(&e->free_set);
     unsigned n = cfg->workers;
     e->jobs = fbf_jobs_create();
+    fbf_power_config pdef = fbf_power_config_default();
+    e->power = fbf_power_create(&pdef);
     e->parts = calloc(n, sizeof *e->parts);
     e->scan_out = calloc(n, sizeof *e->scan_out);
     e->cursor = calloc(n, sizeof *e->cursor);
-    if (!e->jobs || !e->parts || !e->scan_out || !e->cursor)
+    if (!e->jobs || !e->power || !e->parts || !e->scan_out || !e->cursor)
         goto nomem;
     for (unsigned i = 0; i < n; i++)
         fbf_partition_init(&e->parts[i]);
@@ -161,8 +164,9 @@ void fbf_engine_destroy(fbf_engine *e)
     free(e->cursor);
     free(e->parts);
     fbf_jobs_destroy(e->jobs);
+    fbf_power_destroy(e->power);
     fbf_idset_fini(&e->free_set);
-    free(e->heap);
+    fbf_runheap_fini(&e->heap);
     fbf_hvec_fini(&e->rejects);
     fbf_hvec_fini(&e->execs);
     fbf_hvec_fini(&e->kills);
@@ -178,7 +182,7 @@ int fbf_engine_set_platform(fbf_engine *e, const fbf_idset *compute, fbf_error *
     uint64_t n = fbf_idset_count(compute);
     if (n < 1 || n > UINT32_MAX)
         return fbf_errorf(err, -EINVAL, "platform needs at least one compute resource");
-    if (fbf_idset_copy(&e->free_set, compute) < 0)
+    if (fbf_idset_copy(&e->free_set, compute) < 0 || fbf_power_set_platform(e->power, compute) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
     e->nb_compute = e->nb_free = (uint32_t)n;
     e->has_platform = true;
@@ -234,44 +238,6 @@ int fbf_engine_submit(fbf_engine *e, const char *id, double subtime, int64_t res
     return 0;
 }
 
-static void heap_pop(fbf_engine *e)
-{
-    heap_item last = e->heap[--e->heap_n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= e->heap_n)
-            break;
-        if (c + 1 < e->heap_n && e->heap[c + 1].end < e->heap[c].end)
-            c++;
-        if (!(e->heap[c].end < last.end))
-            break;
-        e->heap[i] = e->heap[c];
-        i = c;
-    }
-    if (e->heap_n)
-        e->heap[i] = last;
-}
-
-static int heap_push(fbf_engine *e, double end, fbf_job_h j)
-{
-    if (e->heap_n == e->heap_cap) {
-        size_t cap = e->heap_cap ? e->heap_cap * 2 : 256;
-        heap_item *h = realloc(e->heap, cap * sizeof *h);
-        if (!h)
-            return -ENOMEM;
-        e->heap = h;
-        e->heap_cap = cap;
-    }
-    size_t i = e->heap_n++;
-    while (i > 0 && end < e->heap[(i - 1) / 2].end) {
-        e->heap[i] = e->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    e->heap[i] = (heap_item){end, j};
-    return 0;
-}
-
 static const char *state_name(uint8_t s)
 {
     switch (s) {
@@ -285,7 +251,7 @@ static const char *state_name(uint8_t s)
 
 int fbf_engine_complete(fbf_engine *e, const char *id, fbf_error *err)
 {
-    fbf_job_h h = fbf_jobs_find(e->jobs, id);
+    fbf_job_h h = fbf_engine_find(e, id);
     if (h == FBF_JOB_NONE)
         return fbf_errorf(err, -ENOENT, "unknown job %s", id);
     fbf_job *j = fbf_jobs_get(e->jobs, h);
@@ -297,6 +263,7 @@ int fbf_engine_complete(fbf_engine *e, const char *id, fbf_error *err)
     e->nb_free += j->res;
     e->nb_running--;
     j->state = FBF_JOB_DONE;
+    fbf_power_freed(e->power, &j->alloc, e->now);
     e->any_ended = true;
     if (e->ops->job_ended)
         e->ops->job_ended(e->pstate, e, h);
@@ -353,11 +320,15 @@ static void compact_started(fbf_engine *e)
 int fbf_engine_decide(fbf_engine *e, fbf_error *err)
 {
     fbf_pool_sync(e->pool, INLINE_SYNC_BELOW); /* every submission is in its partition */
+    double pcml = NAN;
     if (e->has_platform) {
-        int rc = e->ops->decide(e->pstate, e, err);
-        if (rc < 0)
+        int rc = fbf_power_before(e->power, e);
+        if (rc == 0 && (rc = e->ops->decide(e->pstate, e, err)) < 0)
             return rc;
+        if (rc < 0 || fbf_power_after(e->power, e, &pcml) < 0)
+            return fbf_errorf(err, -ENOMEM, "out of memory");
     }
+    e->cml = fmin(e->cml, pcml);
     if (e->cfg.kill_after > 0) {
         double next;
         if (due_kills(e, &next) < 0)
@@ -368,13 +339,18 @@ int fbf_engine_decide(fbf_engine *e, fbf_error *err)
     /* D0 reply order: rejections, kills, starts, then the call. */
     int rc = 0;
     for (size_t i = 0; i < e->rejects.n && rc == 0; i++)
-        rc = push_decision(e, (fbf_decision){FBF_DEC_REJECT, e->rejects.v[i], NAN});
+        rc = push_decision(e, (fbf_decision){FBF_DEC_REJECT, e->rejects.v[i], NAN, NULL, 0});
     for (size_t i = 0; i < e->kills.n && rc == 0; i++)
-        rc = push_decision(e, (fbf_decision){FBF_DEC_KILL, e->kills.v[i], NAN});
+        rc = push_decision(e, (fbf_decision){FBF_DEC_KILL, e->kills.v[i], NAN, NULL, 0});
     for (size_t i = 0; i < e->execs.n && rc == 0; i++)
-        rc = push_decision(e, (fbf_decision){FBF_DEC_EXECUTE, e->execs.v[i], NAN});
+        rc = push_decision(e, (fbf_decision){FBF_DEC_EXECUTE, e->execs.v[i], NAN, NULL, 0});
+    const fbf_idset *sets[2];
+    uint32_t ps[2];
+    size_t nsets = fbf_power_requests(e->power, sets, ps);
+    for (size_t i = 0; i < nsets && rc == 0; i++)
+        rc = push_decision(e, (fbf_decision){FBF_DEC_SET_STATE, FBF_JOB_NONE, NAN, sets[i], ps[i]});
     if (rc == 0 && !isnan(e->cml))
-        rc = push_decision(e, (fbf_decision){FBF_DEC_CALL_ME_LATER, FBF_JOB_NONE, e->cml});
+        rc = push_decision(e, (fbf_decision){FBF_DEC_CALL_ME_LATER, FBF_JOB_NONE, e->cml, NULL, 0});
     return rc < 0 ? fbf_errorf(err, rc, "out of memory") : 0;
 }
 
@@ -397,7 +373,8 @@ double fbf_engine_estimate_start(fbf_engine *e, int64_t res, double walltime)
 double fbf_engine_now(const fbf_engine *e) { return e->now; }
 fbf_job_h fbf_engine_find(const fbf_engine *e, const char *id)
 {
-    return fbf_jobs_find(e->jobs, id);
+    fbf_job_h h = fbf_jobs_find(e->jobs, id);
+    return h != FBF_JOB_NONE && fbf_jobs_get(e->jobs, h)->hold ? FBF_JOB_NONE : h;
 }
 const char *fbf_engine_job_id(const fbf_engine *e, fbf_job_h j)
 {
@@ -439,21 +416,21 @@ bool fbf_sched_any_ended(const fbf_sched *s) { return s->any_ended; }
 
 double fbf_sched_min_running_end(fbf_sched *s)
 {
-    while (s->heap_n) {
-        const heap_item *top = &s->heap[0];
+    while (s->heap.n) {
+        const fbf_runheap_item *top = &s->heap.v[0];
         const fbf_job *j = fbf_jobs_get(s->jobs, top->job);
         if (j->state == FBF_JOB_RUNNING && j->est_end == top->end)
             return top->end;
-        heap_pop(s);
+        fbf_runheap_pop(&s->heap);
     }
     return INFINITY;
 }
 
 void fbf_sched_foreach_running(fbf_sched *s, void (*fn)(void *ctx, const fbf_job *j), void *ctx)
 {
-    for (size_t i = 0; i < s->heap_n; i++) {
-        const fbf_job *j = fbf_jobs_get(s->jobs, s->heap[i].job);
-        if (j->state == FBF_JOB_RUNNING && j->est_end == s->heap[i].end)
+    for (size_t i = 0; i < s->heap.n; i++) {
+        const fbf_job *j = fbf_jobs_get(s->jobs, s->heap.v[i].job);
+        if (j->state == FBF_JOB_RUNNING && j->est_end == s->heap.v[i].end)
             fn(ctx, j);
     }
 }
@@ -534,7 +511,7 @@ int fbf_sched_start(fbf_sched *s, fbf_job_h h, fbf_start_reason why, fbf_error *
         return fbf_errorf(err, -EPROTO, "policy bug: job %s needs %u resources, %u free",
                           j->id, j->res, s->nb_free);
     if (fbf_idset_take_lowest(&s->free_set, j->res, &j->alloc) < 0 ||
-        heap_push(s, j->walltime < 0 ? INFINITY : s->now + j->walltime, h) < 0 ||
+        fbf_runheap_push(&s->heap, j->walltime < 0 ? INFINITY : s->now + j->walltime, h) < 0 ||
         fbf_hvec_push(&s->execs, h) < 0 ||
         (s->cfg.kill_after > 0 && fbf_hvec_push(&s->started, h) < 0))
         return fbf_errorf(err, -ENOMEM, "out of memory starting job %s", j->id);
@@ -551,3 +528,54 @@ int fbf_sched_start(fbf_sched *s, fbf_job_h h, fbf_start_reason why, fbf_error *
 }
 
 void fbf_sched_call_me_later(fbf_sched *s, double t) { s->cml = t; }
+
+/* ---- machine states (engine/power.h, engine_int.h) ---- */
+
+fbf_power *fbf_engine_power(const fbf_engine *e) { return e->power; }
+const fbf_idset *fbf_engine_free_set(const fbf_engine *e) { return &e->free_set; }
+int64_t fbf_engine_depth(const fbf_engine *e) { return e->cfg.reservation_depth; }
+
+int fbf_engine_hold_machine(fbf_engine *e, uint32_t m, double end, bool from_free, fbf_job_h *out)
+{
+    char id[40];
+    snprintf(id, sizeof id, "!hold-%llu", (unsigned long long)e->nb_holds++);
+    fbf_job_h h;
+    if (fbf_jobs_add(e->jobs, id, &h) < 0)
+        return -ENOMEM;
+    fbf_job *j = fbf_jobs_get(e->jobs, h);
+    j->hold = 1;
+    j->res = 1;
+    j->subtime = j->start = e->now;
+    /* start + walltime is what the policies' profiles hold: est_end is
+     * computed the same way so that both agree to the last bit. */
+    j->walltime = end - e->now;
+    j->est_end = e->now + j->walltime;
+    j->state = FBF_JOB_RUNNING;
+    if (fbf_idset_add_range(&j->alloc, m, m) < 0 || fbf_runheap_push(&e->heap, j->est_end, h) < 0)
+        return -ENOMEM;
+    if (from_free) {
+        fbf_idset one = {.r = &(fbf_range){m, m}, .n = 1, .cap = 1};
+        if (fbf_idset_subtract(&e->free_set, &one) < 0)
+            return -ENOMEM;
+        e->nb_free--;
+    }
+    if (e->ops->resources_held)
+        e->ops->resources_held(e->pstate, e, h);
+    *out = h;
+    return 0;
+}
+
+int fbf_engine_unhold_machine(fbf_engine *e, fbf_job_h h, bool to_free)
+{
+    fbf_job *j = fbf_jobs_get(e->jobs, h);
+    if (to_free) {
+        if (fbf_idset_union(&e->free_set, &j->alloc) < 0)
+            return -ENOMEM;
+        e->nb_free++;
+    }
+    j->state = FBF_JOB_DONE;
+    e->any_ended = true;
+    if (e->ops->job_ended)
+        e->ops->job_ended(e->pstate, e, h);
+    return 0;
+}

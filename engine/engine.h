@@ -40,6 +40,7 @@
 
 #include "engine/error.h"
 #include "engine/idset.h"
+#include "engine/power.h"
 
 typedef uint32_t fbf_job_h;
 #define FBF_JOB_NONE UINT32_MAX
@@ -66,12 +67,15 @@ typedef enum fbf_decision_kind {
     FBF_DEC_EXECUTE,
     FBF_DEC_CALL_ME_LATER,
     FBF_DEC_KILL,
+    FBF_DEC_SET_STATE, /* switch machines to a pstate (engine/power.h) */
 } fbf_decision_kind;
 
 typedef struct fbf_decision {
     fbf_decision_kind kind;
     fbf_job_h job;  /* REJECT, EXECUTE, KILL */
     double at;      /* CALL_ME_LATER: the requested time */
+    const fbf_idset *set; /* SET_STATE: the machines (borrowed) */
+    uint32_t pstate;      /* SET_STATE: the target pstate */
 } fbf_decision;
 
 typedef enum fbf_job_state {
@@ -114,11 +118,33 @@ int fbf_engine_submit(fbf_engine *e, const char *id, double subtime, int64_t res
  * (err names the job and its state). */
 int fbf_engine_complete(fbf_engine *e, const char *id, fbf_error *err);
 
+/* Machine states and energy saving (engine/power.h). Before the
+ * platform is set (-EINVAL after); the default is fbf_power_config_default()
+ * (no saving, every machine ON unless told otherwise). -EINVAL on a
+ * negative or non-finite delay or timeout, or equal pstates. */
+int fbf_engine_set_power(fbf_engine *e, const fbf_power_config *cfg, fbf_error *err);
+/* A machine's initial state, after the
+ * platform is set and before any job is submitted: -EINVAL if it is not a
+ * compute resource or not free. */
+int fbf_engine_set_machine_state(fbf_engine *e, uint32_t machine, fbf_machine_state st,
+                                 fbf_error *err);
+/* The machines reached pstate (a RESOURCE_STATE_CHANGED): the compute
+ * pstate ends a switch-on (they become ON and allocatable), the sleep
+ * pstate a switch-off. -EINVAL, nothing applied, if a machine is not a
+ * compute resource or was not switching that way, or the pstate is
+ * neither; the message names the machine. */
+int fbf_engine_state_changed(fbf_engine *e, const fbf_idset *machines, uint32_t pstate,
+                             fbf_error *err);
+fbf_machine_state fbf_engine_machine_state(const fbf_engine *e, uint32_t machine);
+/* Machines held (not ON) right now. */
+uint32_t fbf_engine_nb_held(const fbf_engine *e);
+
 /* Runs the one scheduling pass of this decision point. */
 int fbf_engine_decide(fbf_engine *e, fbf_error *err);
 
 /* The decisions of the current decision point, in D0 reply order
- * (REJECT, then KILL, then EXECUTE, then CALL_ME_LATER). */
+ * (REJECT, then KILL, then EXECUTE, then SET_STATE (wakes, then
+ * switch-offs), then CALL_ME_LATER). */
 const fbf_decision *fbf_engine_decisions(const fbf_engine *e, size_t *n);
 
 /* Estimated start of a hypothetical job (res, walltime) submitted now,

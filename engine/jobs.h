@@ -36,6 +36,7 @@ typedef struct fbf_job {
     uint8_t state;        /* fbf_job_state */
     uint8_t reason;       /* fbf_start_reason */
     uint8_t kill_sent;    /* a KILL decision went out for it */
+    uint8_t hold;         /* a pseudo-job holding a machine that is not ON */
     uint16_t part;        /* partition (worker) owning it while waiting */
 } fbf_job;
 

@@ -41,6 +41,12 @@ struct fbf_policy_ops {
     int (*decide)(void *state, fbf_sched *s, fbf_error *err);
     /* See fbf_engine_estimate_start(). */
     double (*estimate)(void *state, fbf_sched *s, uint32_t res, double walltime);
+    /* Optional: a machine that is not ON became held (engine/power.h): j
+     * is a running pseudo-job of 1 resource over [start, est_end), whose
+     * end is reported through job_ended like a job's. Called at a
+     * decision point, before or after decide, never during it. The
+     * engine holds a machine only where no reservation needs it. */
+    void (*resources_held)(void *state, fbf_sched *s, fbf_job_h j);
 };
 
 /* A growable array of handles. */

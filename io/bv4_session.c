@@ -31,6 +31,7 @@
 #include "io/bv4_check.h"
 #include "io/json_stream.h"
 #include "io/bv4_fetch.h"
+#include "io/bv4_power.h"
 
 struct fbf_bv4_session {
     fbf_bv4_options opt;
@@ -45,6 +46,8 @@ struct fbf_bv4_session {
     char *reply; /* reused across messages; grows when a reply outgrows it */
     size_t reply_cap;
     unsigned long nb_messages;
+    bool query_due, final_query; /* query_energy */
+    double energy; /* the last consumed_energy answered, NAN before */
 };
 
 fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *err)
@@ -55,7 +58,7 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
         return NULL;
     }
     s->opt = *opt;
-    s->last_call = NAN;
+    s->last_call = s->energy = NAN;
     s->arena = fbf_json_arena_create();
     s->fetch = fbf_bv4_fetch_create();
     if (!s->arena || !s->fetch) {
@@ -66,6 +69,10 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
         return NULL;
     }
     s->engine = fbf_engine_create(&opt->engine, err);
+    if (s->engine && opt->power && fbf_engine_set_power(s->engine, opt->power, err) < 0) {
+        fbf_engine_destroy(s->engine);
+        s->engine = NULL;
+    }
     if (!s->engine) {
         fbf_json_arena_destroy(s->arena);
         fbf_bv4_fetch_destroy(s->fetch);
@@ -128,6 +135,8 @@ static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
     if (rc == 0)
         rc = fbf_engine_set_platform(s->engine, &compute, err);
     fbf_idset_fini(&compute);
+    if (rc == 0)
+        rc = fbf_bv4_power_begins(s->engine, data, err);
     if (rc == 0 && s->opt.log)
         fprintf(s->opt.log, "fastbf: platform of %u compute resources\n",
                 fbf_engine_nb_compute(s->engine));
@@ -221,7 +230,7 @@ static int on_notify(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
 {
     const char *what = cJSON_GetObjectItemCaseSensitive(data, "type")->valuestring;
     if (strcmp(what, "no_more_static_job_to_submit") == 0)
-        s->no_more_static = true;
+        s->no_more_static = s->query_due = true;
     else if (strcmp(what, "no_more_external_event_to_occur") == 0)
         s->no_more_external = true;
     else
@@ -275,9 +284,9 @@ static int apply(fbf_bv4_session *s, event_source *src, cJSON *answers, fbf_erro
         case FBF_BV4_NOTIFY: rc = on_notify(s, data, err); break;
         case FBF_BV4_QUERY: rc = fbf_bv4_queue_answers(data, answers, err); break;
         case FBF_BV4_SIMULATION_ENDS: s->ended = true; break;
+        case FBF_BV4_RESOURCE_STATE_CHANGED: rc = fbf_bv4_power_changed(s->engine, data, err); break;
+        case FBF_BV4_ANSWER: rc = fbf_bv4_power_answer(data, s->opt.log, &s->energy, err); break;
         case FBF_BV4_REQUESTED_CALL:
-        case FBF_BV4_RESOURCE_STATE_CHANGED:
-        case FBF_BV4_ANSWER:
             if (s->opt.log)
                 fprintf(s->opt.log, "fastbf: %s at %.6f\n", type, ts);
             break;
@@ -433,6 +442,10 @@ static int build_reply(fbf_bv4_session *s, cJSON *registrations, cJSON *answers,
                 rc = -ENOMEM;
             continue;
         }
+        if (d[i].kind == FBF_DEC_SET_STATE) {
+            rc = fbf_bv4_power_add_set(events, now, &d[i]);
+            continue;
+        }
         if (d[i].kind == FBF_DEC_CALL_ME_LATER) {
             /* Batsim wakes the scheduler once per request: asking again
              * for a time still to come would only double the wake-up. */
@@ -481,6 +494,13 @@ static int build_reply(fbf_bv4_session *s, cJSON *registrations, cJSON *answers,
         cJSON_AddStringToObject(data, "type", "registration_finished");
         rc = add_event(events, now, "NOTIFY", data);
         s->notified_registration = true;
+    }
+    bool idle = s->no_more_static && !fbf_engine_nb_waiting(s->engine) &&
+                !fbf_engine_nb_running(s->engine) && !s->final_query;
+    if (rc == 0 && s->opt.query_energy && (s->query_due || idle)) {
+        rc = fbf_bv4_power_add_query(events, now);
+        s->query_due = false;
+        s->final_query |= idle;
     }
     if (rc == 0)
         append_stamped(events, answers, now);

@@ -54,6 +54,13 @@ typedef struct fbf_bv4_options {
      * sends NOTIFY registration_finished at once when Batsim's dynamic
      * jobs are enabled. */
     fbf_bv4_register *submitter;
+    /* Machine states and energy saving (engine/power.h, io/bv4_power.h);
+     * NULL: defaults, no saving. */
+    const fbf_power_config *power;
+    /* Send QUERY consumed_energy in the reply to NOTIFY
+     * no_more_static_job_to_submit, and once more when, after it, nothing
+     * waits or runs; the ANSWER goes to the log. */
+    bool query_energy;
 } fbf_bv4_options;
 
 /* Requests of at least this many bytes are read one event at a time

@@ -94,6 +94,16 @@ static void bf_ended(void *state, fbf_sched *s, fbf_job_h h)
         fbf_backfill_released(b, fbf_sched_now(s), j->start, j->est_end);
 }
 
+/* A machine that is not ON is held like a running job (engine/power.h):
+ * the engine only holds where no reservation needs it. */
+static void bf_held(void *state, fbf_sched *s, fbf_job_h h)
+{
+    backfill *b = state;
+    const fbf_job *j = fbf_sched_job(s, h);
+    if (ensure_profile(b, s) < 0 || fbf_policy_hold(b->p, j->start, j) < 0)
+        b->arrivals.n = SIZE_MAX; /* reported by the next decide */
+}
+
 int fbf_backfill_start_job(backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_reason why,
                            fbf_error *err)
 {
@@ -204,7 +214,7 @@ static int decide_finite(backfill *b, fbf_sched *s, fbf_error *err)
 static int bf_decide(void *state, fbf_sched *s, fbf_error *err)
 {
     backfill *b = state;
-    if (ensure_profile(b, s) < 0)
+    if (ensure_profile(b, s) < 0 || (!b->persistent && b->arrivals.n == SIZE_MAX))
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
     return b->persistent ? fbf_backfill_decide_persistent(b, s, err) : decide_finite(b, s, err);
 }
@@ -237,4 +247,5 @@ const fbf_policy_ops fbf_policy_backfill = {
     .job_ended = bf_ended,
     .decide = bf_decide,
     .estimate = bf_estimate,
+    .resources_held = bf_held,
 };

@@ -26,6 +26,8 @@ static void usage(FILE *out)
             "usage: fastbf [--policy NAME] [--reservation-depth K] [--endpoint URL]\n"
             "              [--workers N] [--kill-after SECONDS] [--tag-starts] [--verbose]\n"
             "              [--register-workload FILE [--register-pause SECONDS]]\n"
+            "              [--energy-saving TIMEOUT [--switch-delays OFF:ON]\n"
+            "               [--sleep-pstate N] [--compute-pstate M]] [--query-energy]\n"
             "       fastbf --help | --version\n"
             "\n"
             "A Batsim v4 decision process (JSON protocol over a ZeroMQ REP socket).\n"
@@ -53,6 +55,17 @@ static void usage(FILE *out)
             "                           finished whenever the next job is more than SECONDS\n"
             "                           away, and re-open it (continue_registration) just\n"
             "                           before it, so Batsim may end the run during a gap\n"
+            "  --energy-saving TIMEOUT  switch off machines idle for TIMEOUT seconds when no\n"
+            "                           waiting job could use them before they are back\n"
+            "                           (SET_RESOURCE_STATE); wake them on demand or ahead\n"
+            "                           of the reservations that need them; implies\n"
+            "                           --query-energy\n"
+            "  --switch-delays OFF:ON   fastbf's estimates of the switch-off and switch-on\n"
+            "                           times in seconds (default 0:0)\n"
+            "  --sleep-pstate N         the pstate that puts a machine to sleep (default 1)\n"
+            "  --compute-pstate M       the pstate machines compute in (default 0)\n"
+            "  --query-energy           ask Batsim for consumed_energy after the last\n"
+            "                           submission and at the end (logged with --verbose)\n"
             "  --verbose                log each exchange on stderr\n"
             "  --help                   show this help\n"
             "  --version                show the version\n",
@@ -107,6 +120,17 @@ static fbf_bv4_register *load_plan(const char *path, double pause, fbf_error *er
     return reg;
 }
 
+static bool parse_seconds(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0) || isinf(v))
+        return false;
+    *out = v;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -119,6 +143,11 @@ int main(int argc, char **argv)
         {"tag-starts", no_argument, NULL, 't'},
         {"register-workload", required_argument, NULL, 'r'},
         {"register-pause", required_argument, NULL, 'P'},
+        {"energy-saving", required_argument, NULL, 'E'},
+        {"switch-delays", required_argument, NULL, 'D'},
+        {"sleep-pstate", required_argument, NULL, 'S'},
+        {"compute-pstate", required_argument, NULL, 'C'},
+        {"query-energy", no_argument, NULL, 'Q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -128,6 +157,9 @@ int main(int argc, char **argv)
     bool verbose = false, tag_starts = false;
     double kill_after = 0, pause = 0;
     const char *reg_path = NULL;
+    fbf_power_config power = fbf_power_config_default();
+    bool query_energy = false, power_set = false;
+    long long pstate;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
         switch (c) {
@@ -157,6 +189,32 @@ int main(int argc, char **argv)
                 return bad_usage("--register-pause: '%s' is not a number of seconds > 0", optarg);
             break;
         }
+        case 'E':
+            if (!parse_seconds(optarg, &power.timeout))
+                return bad_usage("--energy-saving: '%s' is not a number of seconds >= 0", optarg);
+            power.saving = query_energy = power_set = true;
+            break;
+        case 'D': {
+            const char *colon = strchr(optarg, ':');
+            char off[64];
+            if (!colon || (size_t)(colon - optarg) >= sizeof off)
+                return bad_usage("--switch-delays: '%s' is not OFF:ON (seconds)", optarg);
+            memcpy(off, optarg, (size_t)(colon - optarg));
+            off[colon - optarg] = '\0';
+            if (!parse_seconds(off, &power.off_delay) || !parse_seconds(colon + 1, &power.on_delay))
+                return bad_usage("--switch-delays: '%s' is not OFF:ON (seconds >= 0)", optarg);
+            power_set = true;
+            break;
+        }
+        case 'S':
+        case 'C':
+            if (!parse_count(optarg, 0, UINT32_MAX, &pstate))
+                return bad_usage("--sleep-pstate/--compute-pstate: '%s' is not a pstate number",
+                                 optarg);
+            *(c == 'S' ? &power.sleep_pstate : &power.compute_pstate) = (uint32_t)pstate;
+            power_set = true;
+            break;
+        case 'Q': query_energy = true; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("fastbf %s\n", FBF_VERSION); return 0;
         case ':': return bad_usage("option '%s' needs a value", argv[optind - 1]);
@@ -166,6 +224,8 @@ int main(int argc, char **argv)
     if (optind < argc)
         return bad_usage("unexpected argument '%s'", argv[optind]);
 
+    if (power_set && power.sleep_pstate == power.compute_pstate)
+        return bad_usage("--sleep-pstate and --compute-pstate must differ%s", "");
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
     if (!pe)
         return bad_usage("unknown policy '%s' (fcfs, easy or conservative)", policy);
@@ -202,6 +262,8 @@ int main(int argc, char **argv)
         .log = verbose ? stderr : NULL,
         .tag_starts = tag_starts,
         .submitter = reg,
+        .power = &power,
+        .query_energy = query_energy,
     };
     fbf_bv4_session *s = fbf_bv4_session_create(&o, &err);
     if (!s) {

@@ -298,6 +298,12 @@ static char *handle(fbf_test_rsched *s, const char *msg, size_t len, bool *end)
             }
             s->qn = 0;
         }
+        if (s->fault == FBF_TRF_SET_BUSY && submitted && s->rn > 0 && !s->fault_done) {
+            cJSON *d = add_event(events, now, "SET_RESOURCE_STATE");
+            cJSON_AddStringToObject(d, "resources", "0");
+            cJSON_AddStringToObject(d, "state", "1");
+            s->fault_done = true;
+        }
         if (s->fault == FBF_TRF_CHANGE_RUNNING && submitted && s->rn > 0 && !s->fault_done) {
             cJSON *d = add_event(events, now, "CHANGE_JOB_STATE");
             cJSON_AddStringToObject(d, "job_id", s->run[0].id);

@@ -99,8 +99,11 @@ void fbf_test_decide(fbf_engine *e, const char *want)
     for (size_t k = 0; k < n; k++) {
         size_t len = strlen(got);
         const char *sep = len ? " " : "";
+        char set[128];
         if (d[k].kind == FBF_DEC_CALL_ME_LATER)
             snprintf(got + len, sizeof got - len, "%sC:%g", sep, d[k].at);
+        else if (d[k].kind == FBF_DEC_SET_STATE && fbf_idset_format(d[k].set, set, sizeof set))
+            snprintf(got + len, sizeof got - len, "%sS%u:%s", sep, d[k].pstate, set);
         else
             snprintf(got + len, sizeof got - len, "%s%c:%s", sep,
                      d[k].kind == FBF_DEC_EXECUTE ? 'E' : d[k].kind == FBF_DEC_KILL ? 'K' : 'R',

@@ -59,8 +59,9 @@ void fbf_test_submit(fbf_engine *e, const char *id, int64_t res, double wall);
 /* Completes id, which must be running. */
 void fbf_test_complete(fbf_engine *e, const char *id);
 
-/* Runs the pass and checks its decisions: "E:id" / "R:id" / "C:time",
- * space separated, in reply order ("" for an empty reply). */
+/* Runs the pass and checks its decisions: "E:id" / "R:id" / "C:time" /
+ * "S<pstate>:<machines>", space separated, in reply order ("" for an
+ * empty reply). */
 void fbf_test_decide(fbf_engine *e, const char *want);
 
 /* Job id runs on exactly alloc (canonical form, "0-1 5"). */

@@ -24,6 +24,7 @@
 #include "policies/registry.h"
 #include "tools/lib/workload.h"
 #include "tools/replay/echo.h"
+#include "tools/replay/machines.h"
 #include "tools/replay/replay.h"
 #include "tools/replay/transport.h"
 
@@ -46,6 +47,8 @@ typedef struct options {
     int redis_port;
     const char *redis_prefix;
     fbf_wl_read_options read;
+    bool energy;
+    fbf_energy_config ecfg;
 } options;
 
 static void usage(FILE *f)
@@ -100,6 +103,12 @@ static void usage(FILE *f)
 "                         config and send JOB_SUBMITTED with job_id only\n"
 "\n"
 "Run and output:\n"
+"  --energy               model machine states and energy (SET_RESOURCE_STATE,\n"
+"                         RESOURCE_STATE_CHANGED, QUERY consumed_energy)\n"
+"    --power I:B:S[:W]    watts per machine idle, busy, asleep, switching\n"
+"                         (default 95:190:9.75, switching = idle)\n"
+"    --switch-delays F:N  seconds to switch off and on (default 0:0)\n"
+"    --compute-pstate P, --sleep-pstate P  (default 0 and 1)\n"
 "  --timeout S            seconds to wait for one reply (default 60)\n"
 "  --out DIR              write DIR/out_jobs.csv (Batsim's columns) and DIR/summary.json\n"
 "  --quiet                no summary on stdout\n"
@@ -172,12 +181,46 @@ static int parse_redis(const char *s, options *o)
     return 0;
 }
 
+/* --power (which 1), --switch-delays (2), --compute-pstate (3),
+ * --sleep-pstate (4): numbers >= 0 separated by ':'. */
+static int parse_energy_option(int which, const char *s, fbf_energy_config *c)
+{
+    double v[4];
+    int n = 0, want_min = which == 1 ? 3 : which == 2 ? 2 : 1, want_max = which == 1 ? 4 : want_min;
+    for (const char *p = s;; p++) {
+        char *end;
+        errno = 0;
+        v[n] = strtod(p, &end);
+        if (errno || end == p || !(v[n] >= 0) || isinf(v[n]) || ++n > want_max)
+            return -1;
+        p = end;
+        if (*p == '\0')
+            break;
+        if (*p != ':' || n == want_max)
+            return -1;
+    }
+    if (n < want_min)
+        return -1;
+    if (which == 1) {
+        c->p_idle = v[0], c->p_busy = v[1], c->p_sleep = v[2];
+        c->p_switch = n == 4 ? v[3] : v[0];
+    } else if (which == 2) {
+        c->off_delay = v[0], c->on_delay = v[1];
+    } else if (v[0] != floor(v[0]) || v[0] > UINT32_MAX) {
+        return -1;
+    } else {
+        *(which == 3 ? &c->compute_pstate : &c->sleep_pstate) = (uint32_t)v[0];
+    }
+    return 0;
+}
+
 /* Returns -1 to go on, or an exit code. */
 static int parse_options(int argc, char **argv, options *o)
 {
     enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
            O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
-           O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_DYN, O_ACK, O_FWD, O_QUERY, O_REDIS };
+           O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_DYN, O_ACK, O_FWD, O_QUERY, O_REDIS,
+           O_ENERGY };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
@@ -200,6 +243,11 @@ static int parse_options(int argc, char **argv, options *o)
         {"forward-profiles", no_argument, NULL, O_FWD},
         {"query-wait", no_argument, NULL, O_QUERY},
         {"redis", required_argument, NULL, O_REDIS},
+        {"energy", no_argument, NULL, O_ENERGY},
+        {"power", required_argument, NULL, O_ENERGY + 1},
+        {"switch-delays", required_argument, NULL, O_ENERGY + 2},
+        {"compute-pstate", required_argument, NULL, O_ENERGY + 3},
+        {"sleep-pstate", required_argument, NULL, O_ENERGY + 4},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -275,6 +323,14 @@ static int parse_options(int argc, char **argv, options *o)
                 return bad("--echo-bench '%s': not an integer >= 1", optarg);
             o->echo = v;
             break;
+        case O_ENERGY: o->energy = true; break;
+        case O_ENERGY + 1:
+        case O_ENERGY + 2:
+        case O_ENERGY + 3:
+        case O_ENERGY + 4:
+            if (parse_energy_option(c - O_ENERGY, optarg, &o->ecfg) < 0)
+                return bad("%s: expected I:B:S[:W] watts, F:N seconds or a pstate number", optarg);
+            break;
         case O_HELP: usage(stdout); return FBF_EXIT_OK;
         case O_VERSION: printf("fastbf-replay %s\n", FBF_VERSION); return FBF_EXIT_OK;
         default: return bad("%s", "invalid option");
@@ -291,6 +347,8 @@ static int parse_options(int argc, char **argv, options *o)
     if (o->policy_opts && !o->inproc)
         return bad("%s", "--policy, --reservation-depth, --workers, --kill-after and "
                          "--tag-starts go with --inproc (another scheduler has its own options)");
+    if (o->ecfg.compute_pstate == o->ecfg.sleep_pstate)
+        return bad("%s", "--compute-pstate and --sleep-pstate must differ");
     if (o->verbose && !o->inproc)
         return bad("%s", "--verbose goes with --inproc");
     if (o->redis_host[0] && (o->dyn_jobs || o->forward_profiles))
@@ -378,7 +436,8 @@ static int run(const options *o)
                              .query_wait = o->query_wait,
                              .redis = redis,
                              .redis_host = o->redis_host,
-                             .redis_port = o->redis_port};
+                             .redis_port = o->redis_port,
+                             .energy = o->energy ? &o->ecfg : NULL};
     int rc = fbf_replay_init(&r, wl, &cfg, &err);
     if (rc) {
         fprintf(stderr, "fastbf-replay: %s\n", err.text);
@@ -413,7 +472,8 @@ static int run(const options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {.timeout_s = 60, .read = FBF_WL_READ_DEFAULTS};
+    options o = {.timeout_s = 60, .read = FBF_WL_READ_DEFAULTS,
+                 .ecfg = fbf_energy_config_default()};
     int rc = parse_options(argc, argv, &o);
     if (rc >= 0)
         return rc;

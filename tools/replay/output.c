@@ -33,6 +33,8 @@
 #include "tools/replay/replay.h"
 
 #include <cjson/cJSON.h>
+
+#include "tools/replay/machines.h"
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -145,6 +147,8 @@ void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st, c
     fprintf(out, "wall time    %.3f s: %.3f s waiting for the scheduler, %.3f s in the replayer "
             "(%.0f jobs/s)\n",
             r->wall_total, r->wall_sched, r->wall_total - r->wall_sched, st->jobs_per_s);
+    if (r->mach)
+        fbf_machines_print(r, out);
 }
 
 /* A CSV field, quoted only when it must be. */
@@ -197,7 +201,10 @@ static int write_csv(const fbf_replay *r, const char *path, fbf_error *err)
             fprintf(f, "%f", turn / exec);
         else
             fputs("inf", f); /* a job that ran 0 s: Batsim's division gives inf too */
-        fprintf(f, ",%s,-1,", alloc.p ? alloc.p : "");
+        if (r->mach)
+            fprintf(f, ",%s,%f,", alloc.p ? alloc.p : "", fbf_machines_job_energy(r, (uint32_t)i));
+        else
+            fprintf(f, ",%s,-1,", alloc.p ? alloc.p : "");
         csv_text(f, r->text + j->meta);
         if (r->cfg.query_wait && j->pred == FBF_PRED_VALUE)
             fprintf(f, ",%f", j->pred_start - w->subtime);
@@ -263,6 +270,8 @@ static int write_json(const fbf_replay *r, const fbf_replay_stats *st, const cha
     cJSON_AddNumberToObject(wall, "scheduler", r->wall_sched);
     cJSON_AddNumberToObject(wall, "replayer", r->wall_total - r->wall_sched);
     cJSON_AddNumberToObject(o, "jobs_per_s", st->jobs_per_s);
+    if (r->mach)
+        fbf_machines_json(r, o);
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
     if (!text)

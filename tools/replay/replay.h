@@ -128,7 +128,8 @@ typedef struct fbf_rprofile {
 
 /* Heap event kinds, in the order they appear within one timestamp. */
 enum { FBF_EV_COMPLETED = 0, FBF_EV_KILLED = 1, FBF_EV_SUBMITTED = 2, FBF_EV_ACK = 3,
-       FBF_EV_CALL = 4, FBF_EV_NOTIFY = 5 };
+       FBF_EV_CALL = 4, FBF_EV_NOTIFY = 5, FBF_EV_STATE = 6,
+       FBF_EV_ANSWER = 7 }; /* the last two: machines.h */
 
 typedef struct fbf_rev {
     double t;
@@ -161,6 +162,7 @@ typedef struct fbf_replay_config {
     fbf_bv4_redis *redis;
     const char *redis_host; /* as the config tells the scheduler */
     int redis_port;
+    const struct fbf_energy_config *energy; /* --energy (machines.h); NULL: off */
 } fbf_replay_config;
 
 #define FBF_REPLAY_MAX_WORKLOADS 16
@@ -227,6 +229,7 @@ typedef struct fbf_replay {
     uint32_t *queries; /* jobs asked about in the current message */
     size_t nqueries, queries_cap;
     size_t answered, answered_unknown;
+    struct fbf_machines *mach; /* --energy (machines.h); NULL: off */
 
     fbf_error err;     /* why the run stopped, when it did not end well */
 } fbf_replay;
@@ -241,6 +244,8 @@ void fbf_replay_fini(fbf_replay *r);
  * end) leaves FBF_EXIT_OK with r->err set. */
 int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out);
 void fbf_replay_heap_push(fbf_replay *r, double t, uint32_t kind, uint32_t arg, uint64_t seq);
+/* Opens one event of the message being built (its data object follows). */
+void fbf_replay_ev_open(fbf_replay *r, size_t *count, double t, const char *type);
 double fbf_replay_now_s(void);
 
 /* validate.c: checks and applies one reply. 0 or -EPROTO/-ENOMEM (r->err). */
@@ -261,7 +266,6 @@ int fbf_replay_answer(fbf_replay *r, const cJSON *data, long ev);
 int fbf_replay_answers_done(fbf_replay *r);
 /* Appends the QUERY events for the jobs submitted in the message built. */
 void fbf_replay_emit_queries(fbf_replay *r, size_t *count);
-void fbf_replay_ev_open(fbf_replay *r, size_t *count, double t, const char *type);
 void fbf_replay_dynamic_fini(fbf_replay *r);
 /* The workload names SIMULATION_BEGINS lists (jobs' id prefixes). */
 size_t fbf_replay_workload_names(const fbf_workload *wl, char names[][64]);

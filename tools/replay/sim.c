@@ -16,6 +16,7 @@
  * with nothing left that could wake the scheduler.
  */
 #include "tools/replay/replay.h"
+#include "tools/replay/machines.h"
 
 #include <errno.h>
 #include <math.h>
@@ -156,6 +157,8 @@ int fbf_replay_init(fbf_replay *r, fbf_workload *wl, const fbf_replay_config *cf
             r->order[i] = k[i].idx;
         free(k);
     }
+    if (cfg->energy && fbf_machines_create(r, cfg->energy) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory for %u machines", cfg->nb_res);
     if (n == 0) /* nothing to submit: say so at once */
         fbf_replay_heap_push(r, 0, FBF_EV_NOTIFY, 0, 0);
     return 0;
@@ -175,6 +178,7 @@ void fbf_replay_fini(fbf_replay *r)
     fbf_replay_dynamic_fini(r);
     free(r->store_q);
     free(r->profile_stored);
+    fbf_machines_destroy(r);
     fbf_idset_fini(&r->scratch);
     fbf_jbuf_fini(&r->msg);
     fbf_jbuf_fini(&r->store_text);
@@ -370,6 +374,10 @@ static size_t build_message(fbf_replay *r, bool *calls_only)
         case FBF_EV_CALL:
             fbf_replay_ev_open(r, &count, e.t, "REQUESTED_CALL");
             fbf_jbuf_lit(&r->msg, "{}}");
+            break;
+        case FBF_EV_STATE:
+        case FBF_EV_ANSWER:
+            fbf_machines_emit(r, &count, &e);
             break;
         case FBF_EV_NOTIFY:
             fbf_replay_ev_open(r, &count, e.t, "NOTIFY");

@@ -23,6 +23,9 @@
  *   NOTIFY        registration_finished / continue_registration change the
  *                 registration state (dynamic.c); other types are ignored
  *   REGISTER_PROFILE, REGISTER_JOB, ANSWER   see dynamic.c
+ *   SET_RESOURCE_STATE, QUERY  with --energy, checked and applied by
+ *                 machines.c (EXECUTE_JOB then also needs ON machines);
+ *                 refused without it
  * The reply to SIMULATION_ENDS must have no event.
  *
  * The first violation stops the run: r->err names the message, the event
@@ -30,6 +33,7 @@
  * except cJSON's tree of the reply and the growth of the state arrays.
  */
 #include "tools/replay/replay.h"
+#include "tools/replay/machines.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -133,6 +137,9 @@ static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
             if (r->owner[id] != FBF_NO_JOB)
                 return fail(r, ev, T, wj->id, "data.alloc: resource %u is busy (held by %s)", id,
                             r->wl->jobs[r->owner[id]].id);
+    char why[200];
+    if (r->mach && fbf_machines_check_alloc(r, s, why, sizeof why) < 0)
+        return fail(r, ev, T, wj->id, "%s", why);
     if (!grow((void **)&r->ranges, &r->ranges_cap, r->nranges + s->n, sizeof *r->ranges))
         return fbf_errorf(&r->err, -ENOMEM, "out of memory");
     memcpy(r->ranges + r->nranges, s->r, s->n * sizeof *s->r);
@@ -275,11 +282,6 @@ static int do_change_state(fbf_replay *r, const cJSON *data, long ev, double at)
     return 0;
 }
 
-/* Types a Batsim scheduler may send that the replayer does not simulate. */
-static const char *const unsupported[] = {
-    "QUERY", "SET_RESOURCE_STATE", NULL,
-};
-
 static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double *prev)
 {
     if (!cJSON_IsObject(e))
@@ -341,10 +343,18 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
         return fbf_replay_register_profile(r, data, i);
     if (strcmp(t, "ANSWER") == 0)
         return fbf_replay_answer(r, data, i);
-    for (const char *const *u = unsupported; *u; u++)
-        if (strcmp(t, *u) == 0)
-            return fail(r, i, t, NULL, "event type not supported by fastbf-replay (the "
-                        "scheduler's queries and resource states are not simulated)");
+    if (strcmp(t, "SET_RESOURCE_STATE") == 0 || strcmp(t, "QUERY") == 0) {
+        if (!r->mach)
+            return fail(r, i, t, NULL, "event type not supported by fastbf-replay without "
+                        "--energy (Batsim handles %s only in its energy mode)",
+                        t[0] == 'Q' ? "consumed_energy queries" : "machine states");
+        char why[200];
+        int rc = t[0] == 'Q' ? fbf_machines_query(r, data, at, why, sizeof why)
+                             : fbf_machines_set(r, data, at, why, sizeof why);
+        if (rc == -ENOMEM)
+            return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+        return rc < 0 ? fail(r, i, t, NULL, "%s", why) : 0;
+    }
     return fail(r, i, t, NULL, "unknown event type '%.40s'", t);
 }
 

@@ -1,0 +1,51 @@
+/*
+ * engine_int: what engine/engine.c offers engine/power.c, and back.
+ * Private to engine/.
+ *
+ * Holds are pseudo-jobs in the job store (fbf_job.hold set, res 1, alloc
+ * the machine, never waiting, never named by the protocol): RUNNING from
+ * `now` until their end, in the running heap, not counted in nb_running.
+ */
+#ifndef FBF_ENGINE_INT_H
+#define FBF_ENGINE_INT_H
+
+#include <stdbool.h>
+
+#include "engine/engine.h"
+
+/* engine.c */
+/* Holds machine m from now until end (INFINITY: no known end). from_free:
+ * take m out of the free set (it must be there), else m is already out
+ * (a re-planned hold). Tells the policy (resources_held). -ENOMEM. */
+int fbf_engine_hold_machine(fbf_engine *e, uint32_t m, double end, bool from_free,
+                            fbf_job_h *out);
+/* Ends a hold: the policy hears it as a job end (job_ended); to_free puts
+ * the machine back in the free set. */
+int fbf_engine_unhold_machine(fbf_engine *e, fbf_job_h h, bool to_free);
+/* The free (hence ON) machines. */
+const fbf_idset *fbf_engine_free_set(const fbf_engine *e);
+int64_t fbf_engine_depth(const fbf_engine *e);
+
+typedef struct fbf_power fbf_power;
+fbf_power *fbf_engine_power(const fbf_engine *e);
+
+/* power.c */
+fbf_power *fbf_power_create(const fbf_power_config *cfg);
+void fbf_power_destroy(fbf_power *p);
+int fbf_power_set_platform(fbf_power *p, const fbf_idset *compute);
+int fbf_power_initial(fbf_power *p, fbf_engine *e, uint32_t m, fbf_machine_state st,
+                      fbf_error *err);
+int fbf_power_changed(fbf_power *p, fbf_engine *e, const fbf_idset *set, uint32_t pstate,
+                      fbf_error *err);
+/* A job's machines are free again at now (idle timers). */
+void fbf_power_freed(fbf_power *p, const fbf_idset *alloc, double now);
+/* Before the pass: wakes; after it: switch-offs and the call wanted
+ * (*cml, NAN if none). -ENOMEM. */
+int fbf_power_before(fbf_power *p, fbf_engine *e);
+int fbf_power_after(fbf_power *p, fbf_engine *e, double *cml);
+/* This decision point's SET requests: 0, 1 or 2 (wakes first). */
+size_t fbf_power_requests(const fbf_power *p, const fbf_idset **sets, uint32_t *pstates);
+fbf_machine_state fbf_power_state(const fbf_power *p, uint32_t m);
+uint32_t fbf_power_nb_held(const fbf_power *p);
+
+#endif

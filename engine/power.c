@@ -1,0 +1,326 @@
+/*
+ * power: machine states, holds and energy saving (see power.h).
+ *
+ * Invariants: a machine is ON iff it holds no hold; every machine that is
+ * not ON has exactly one live hold (m[id].hold) and counts in `held`; an
+ * ON machine is free or allocated to a real job. m[] is allocated at the
+ * platform when saving is on, else lazily when a machine is first
+ * reported not ON (until then every machine is ON and nothing here runs).
+ * wake_at is the time to send the switch-on of a sleeping machine
+ * (INFINITY: only on demand, when jobs wait).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "engine/engine_int.h"
+#include "engine/jobs.h"
+#include "engine/policy_api.h"
+#include "engine/power.h"
+
+#define MAX_MACHINE_ID (1u << 26)
+
+typedef struct machine {
+    double idle_since; /* ON: free since (saving only) */
+    double req_at;     /* switching: when the switch was requested */
+    double wake_at;
+    fbf_job_h hold;
+    uint8_t st; /* fbf_machine_state */
+} machine;
+
+struct fbf_power {
+    fbf_power_config cfg;
+    fbf_idset compute;
+    uint32_t nb_ids; /* max compute id + 1 */
+    machine *m;
+    uint32_t held;
+    fbf_idset wake, sleep; /* this decision point's requests */
+};
+
+fbf_power_config fbf_power_config_default(void)
+{
+    return (fbf_power_config){.sleep_pstate = 1, .compute_pstate = 0};
+}
+
+const char *fbf_machine_state_name(fbf_machine_state s)
+{
+    switch (s) {
+    case FBF_MACHINE_ON: return "ON";
+    case FBF_MACHINE_SWITCHING_OFF: return "SWITCHING_OFF";
+    case FBF_MACHINE_OFF: return "OFF";
+    case FBF_MACHINE_SWITCHING_ON: return "SWITCHING_ON";
+    }
+    return "unknown";
+}
+
+fbf_power *fbf_power_create(const fbf_power_config *cfg)
+{
+    fbf_power *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->cfg = *cfg;
+    fbf_idset_init(&p->compute);
+    fbf_idset_init(&p->wake);
+    fbf_idset_init(&p->sleep);
+    return p;
+}
+
+void fbf_power_destroy(fbf_power *p)
+{
+    if (!p)
+        return;
+    fbf_idset_fini(&p->compute);
+    fbf_idset_fini(&p->wake);
+    fbf_idset_fini(&p->sleep);
+    free(p->m);
+    free(p);
+}
+
+static int ensure_machines(fbf_power *p)
+{
+    if (p->m)
+        return 0;
+    if (p->nb_ids == 0 || p->nb_ids > MAX_MACHINE_ID)
+        return -ENOMEM;
+    p->m = calloc(p->nb_ids, sizeof *p->m);
+    if (!p->m)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < p->nb_ids; i++)
+        p->m[i] = (machine){.wake_at = INFINITY, .hold = FBF_JOB_NONE, .st = FBF_MACHINE_ON};
+    return 0;
+}
+
+int fbf_power_set_platform(fbf_power *p, const fbf_idset *compute)
+{
+    if (fbf_idset_copy(&p->compute, compute) < 0)
+        return -ENOMEM;
+    p->nb_ids = compute->n ? compute->r[compute->n - 1].hi + 1 : 0;
+    return p->cfg.saving ? ensure_machines(p) : 0;
+}
+
+fbf_machine_state fbf_power_state(const fbf_power *p, uint32_t id)
+{
+    return p->m && id < p->nb_ids ? (fbf_machine_state)p->m[id].st : FBF_MACHINE_ON;
+}
+
+uint32_t fbf_power_nb_held(const fbf_power *p) { return p->held; }
+
+int fbf_power_initial(fbf_power *p, fbf_engine *e, uint32_t id, fbf_machine_state st,
+                      fbf_error *err)
+{
+    if (!fbf_idset_contains(&p->compute, id))
+        return fbf_errorf(err, -EINVAL, "machine %u is not a compute resource", id);
+    if (st == FBF_MACHINE_ON)
+        return 0;
+    if (ensure_machines(p) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory for %u machine states", p->nb_ids);
+    machine *x = &p->m[id];
+    if (x->st != FBF_MACHINE_ON || !fbf_idset_contains(fbf_engine_free_set(e), id))
+        return fbf_errorf(err, -EINVAL, "machine %u: initial state set twice or machine in use",
+                          id);
+    double now = fbf_engine_now(e);
+    double end = st == FBF_MACHINE_SWITCHING_ON ? now + p->cfg.on_delay : INFINITY;
+    if (fbf_engine_hold_machine(e, id, end, true, &x->hold) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    x->st = (uint8_t)st;
+    x->req_at = now;
+    x->wake_at = INFINITY;
+    p->held++;
+    return 0;
+}
+
+int fbf_power_changed(fbf_power *p, fbf_engine *e, const fbf_idset *set, uint32_t pstate,
+                      fbf_error *err)
+{
+    bool on = pstate == p->cfg.compute_pstate;
+    if (!on && pstate != p->cfg.sleep_pstate)
+        return fbf_errorf(err, -EINVAL,
+                          "state %u is not a known pstate (compute %u, sleep %u)", pstate,
+                          p->cfg.compute_pstate, p->cfg.sleep_pstate);
+    fbf_machine_state want = on ? FBF_MACHINE_SWITCHING_ON : FBF_MACHINE_SWITCHING_OFF;
+    for (uint32_t k = 0; k < set->n; k++)
+        for (uint32_t id = set->r[k].lo; id <= set->r[k].hi; id++) {
+            if (!fbf_idset_contains(&p->compute, id))
+                return fbf_errorf(err, -EINVAL, "machine %u is not a compute resource", id);
+            fbf_machine_state st = fbf_power_state(p, id);
+            if (st != want)
+                return fbf_errorf(err, -EINVAL, "machine %u reached pstate %u but was not %s "
+                                  "(it is %s)", id, pstate, on ? "switching on" : "switching off",
+                                  fbf_machine_state_name(st));
+        }
+    double now = fbf_engine_now(e);
+    for (uint32_t k = 0; k < set->n; k++)
+        for (uint32_t id = set->r[k].lo; id <= set->r[k].hi; id++) {
+            machine *x = &p->m[id];
+            if (!on) {
+                x->st = FBF_MACHINE_OFF;
+                continue;
+            }
+            if (fbf_engine_unhold_machine(e, x->hold, true) < 0)
+                return fbf_errorf(err, -ENOMEM, "out of memory");
+            x->st = FBF_MACHINE_ON;
+            x->hold = FBF_JOB_NONE;
+            x->idle_since = now;
+            x->wake_at = INFINITY;
+            p->held--;
+        }
+    return 0;
+}
+
+void fbf_power_freed(fbf_power *p, const fbf_idset *alloc, double now)
+{
+    if (!p->m || !p->cfg.saving)
+        return;
+    for (uint32_t k = 0; k < alloc->n; k++)
+        for (uint32_t id = alloc->r[k].lo; id <= alloc->r[k].hi && id < p->nb_ids; id++)
+            p->m[id].idle_since = now;
+}
+
+/* The machine's hold now ends at `end` instead (it stays held). */
+static int replan(fbf_engine *e, machine *x, uint32_t id, double end)
+{
+    if (fbf_engine_unhold_machine(e, x->hold, false) < 0)
+        return -ENOMEM;
+    return fbf_engine_hold_machine(e, id, end, false, &x->hold);
+}
+
+int fbf_power_before(fbf_power *p, fbf_engine *e)
+{
+    fbf_idset_clear(&p->wake);
+    fbf_idset_clear(&p->sleep);
+    if (!p->cfg.saving || !p->held)
+        return 0;
+    double now = fbf_engine_now(e);
+    bool waiting = fbf_engine_nb_waiting(e) > 0;
+    for (uint32_t id = 0; id < p->nb_ids; id++) {
+        machine *x = &p->m[id];
+        bool demand = waiting && x->wake_at == INFINITY;
+        if (x->st == FBF_MACHINE_OFF && (x->wake_at <= now || demand)) {
+            if (demand && replan(e, x, id, now + p->cfg.on_delay) < 0)
+                return -ENOMEM;
+            if (fbf_idset_add_range(&p->wake, id, id) < 0)
+                return -ENOMEM;
+            x->st = FBF_MACHINE_SWITCHING_ON;
+            x->req_at = now;
+        } else if (x->st == FBF_MACHINE_SWITCHING_OFF && demand) {
+            double back = fmax(now, x->req_at + p->cfg.off_delay) + p->cfg.on_delay;
+            if (replan(e, x, id, back) < 0)
+                return -ENOMEM;
+            x->wake_at = back - p->cfg.on_delay;
+        }
+    }
+    return 0;
+}
+
+/* Whether idle machines may sleep now, and until when (*until: INFINITY
+ * for an empty queue, else the smallest reservation). */
+static bool may_sleep(fbf_power *p, fbf_engine *e, double now, double *until)
+{
+    *until = INFINITY;
+    size_t n = fbf_engine_nb_waiting(e);
+    if (n == 0)
+        return true;
+    if ((int64_t)n > fbf_engine_depth(e))
+        return false;
+    fbf_sched_iter it;
+    fbf_sched_iter_init(e, &it);
+    for (fbf_job_h h; (h = fbf_sched_iter_next(e, &it)) != FBF_JOB_NONE;) {
+        double rsv = fbf_sched_job(e, h)->rsv;
+        if (isnan(rsv))
+            return false;
+        *until = fmin(*until, rsv);
+    }
+    return isinf(*until) || (*until > now && *until - now >= p->cfg.off_delay + p->cfg.on_delay);
+}
+
+int fbf_power_after(fbf_power *p, fbf_engine *e, double *cml)
+{
+    *cml = NAN;
+    if (!p->cfg.saving)
+        return 0;
+    double now = fbf_engine_now(e), next = INFINITY;
+    const fbf_idset *fs = fbf_engine_free_set(e);
+    for (uint32_t k = 0; k < fs->n; k++)
+        for (uint32_t id = fs->r[k].lo; id <= fs->r[k].hi; id++) {
+            double t = p->m[id].idle_since + p->cfg.timeout;
+            if (now >= t) {
+                if (fbf_idset_add_range(&p->sleep, id, id) < 0)
+                    return -ENOMEM;
+            } else {
+                next = fmin(next, t);
+            }
+        }
+    double until;
+    if (p->sleep.n && !may_sleep(p, e, now, &until))
+        fbf_idset_clear(&p->sleep);
+    for (uint32_t k = 0; k < p->sleep.n; k++)
+        for (uint32_t id = p->sleep.r[k].lo; id <= p->sleep.r[k].hi; id++) {
+            machine *x = &p->m[id];
+            if (fbf_engine_hold_machine(e, id, until, true, &x->hold) < 0)
+                return -ENOMEM;
+            x->st = FBF_MACHINE_SWITCHING_OFF;
+            x->req_at = now;
+            x->wake_at = isinf(until) ? INFINITY : until - p->cfg.on_delay;
+            p->held++;
+        }
+    for (uint32_t id = 0; p->held && id < p->nb_ids; id++) {
+        const machine *x = &p->m[id];
+        if ((x->st == FBF_MACHINE_OFF || x->st == FBF_MACHINE_SWITCHING_OFF) &&
+            x->wake_at > now)
+            next = fmin(next, x->wake_at);
+    }
+    if (isfinite(next))
+        *cml = next;
+    return 0;
+}
+
+size_t fbf_power_requests(const fbf_power *p, const fbf_idset **sets, uint32_t *pstates)
+{
+    size_t n = 0;
+    if (p->wake.n) {
+        sets[n] = &p->wake;
+        pstates[n++] = p->cfg.compute_pstate;
+    }
+    if (p->sleep.n) {
+        sets[n] = &p->sleep;
+        pstates[n++] = p->cfg.sleep_pstate;
+    }
+    return n;
+}
+
+/* ---- the engine's public machine-state API (engine.h) ---- */
+
+int fbf_engine_set_power(fbf_engine *e, const fbf_power_config *cfg, fbf_error *err)
+{
+    fbf_power *p = fbf_engine_power(e);
+    if (fbf_engine_has_platform(e))
+        return fbf_errorf(err, -EINVAL, "power settings after the platform");
+    if (!(cfg->timeout >= 0) || !(cfg->off_delay >= 0) || !(cfg->on_delay >= 0) ||
+        isinf(cfg->timeout) || isinf(cfg->off_delay) || isinf(cfg->on_delay))
+        return fbf_errorf(err, -EINVAL, "power: timeout and switch delays must be finite "
+                          "numbers of seconds >= 0");
+    if (cfg->sleep_pstate == cfg->compute_pstate)
+        return fbf_errorf(err, -EINVAL, "power: the sleep and compute pstates must differ "
+                          "(both %u)", cfg->sleep_pstate);
+    p->cfg = *cfg;
+    return 0;
+}
+
+int fbf_engine_set_machine_state(fbf_engine *e, uint32_t id, fbf_machine_state st,
+                                 fbf_error *err)
+{
+    return fbf_power_initial(fbf_engine_power(e), e, id, st, err);
+}
+
+int fbf_engine_state_changed(fbf_engine *e, const fbf_idset *set, uint32_t pstate,
+                             fbf_error *err)
+{
+    return fbf_power_changed(fbf_engine_power(e), e, set, pstate, err);
+}
+
+fbf_machine_state fbf_engine_machine_state(const fbf_engine *e, uint32_t id)
+{
+    return fbf_power_state(fbf_engine_power(e), id);
+}
+
+uint32_t fbf_engine_nb_held(const fbf_engine *e) { return fbf_power_nb_held(fbf_engine_power(e)); }

@@ -1,0 +1,44 @@
+/*
+ * bv4_power: the Batsim v4 protocol's resource states and energy, on
+ * fastbf's side (the engine's model is engine/power.h).
+ *
+ *   SIMULATION_BEGINS compute_resources[].state   initial machine states:
+ *       "sleeping" -> OFF, "switching_on" / "switching_off" -> those,
+ *       "idle" / "computing" (or absent) -> ON
+ *   RESOURCE_STATE_CHANGED {resources, state}     a switch completed
+ *   SET_RESOURCE_STATE {resources, state}         the engine's SET_STATE
+ *       decisions, one event each (wakes, then switch-offs)
+ *   QUERY {"requests":{"consumed_energy":{}}}     asked by fastbf
+ *   ANSWER {"consumed_energy": J}                 Batsim's answer, logged
+ *
+ * Errors: -EPROTO (malformed field) or -EINVAL (a state contradicting
+ * the engine's), with one line naming the field and the machine; the
+ * session adds the event.
+ */
+#ifndef FBF_BV4_POWER_H
+#define FBF_BV4_POWER_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "engine/engine.h"
+
+/* Applies compute_resources[].state of a checked SIMULATION_BEGINS data
+ * object (after the platform is set). */
+int fbf_bv4_power_begins(fbf_engine *e, const cJSON *data, fbf_error *err);
+
+/* Applies a checked RESOURCE_STATE_CHANGED data object. */
+int fbf_bv4_power_changed(fbf_engine *e, const cJSON *data, fbf_error *err);
+
+/* Checks an ANSWER data object: consumed_energy, a finite number >= 0,
+ * goes to *joules, and to log when given. */
+int fbf_bv4_power_answer(const cJSON *data, FILE *log, double *joules, fbf_error *err);
+
+/* Appends SET_RESOURCE_STATE for a SET_STATE decision to events; now is
+ * the reply's timestamp text. -ENOMEM. */
+int fbf_bv4_power_add_set(cJSON *events, const char *now, const fbf_decision *d);
+
+/* Appends QUERY consumed_energy to events. -ENOMEM. */
+int fbf_bv4_power_add_query(cJSON *events, const char *now);
+
+#endif

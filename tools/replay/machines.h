@@ -1,0 +1,61 @@
+/*
+ * machines: fastbf-replay's model of machine states and energy (--energy),
+ * Batsim's side of SET_RESOURCE_STATE, RESOURCE_STATE_CHANGED and QUERY
+ * consumed_energy.
+ *
+ * Each machine is ON, SWITCHING_OFF, OFF or SWITCHING_ON; all start ON.
+ * SET_RESOURCE_STATE to the sleep pstate takes idle ON machines through
+ * SWITCHING_OFF (off_delay seconds) to OFF; to the compute pstate takes
+ * OFF machines through SWITCHING_ON (on_delay) to ON. A request's
+ * machines form one group, acknowledged by one RESOURCE_STATE_CHANGED
+ * when the switch completes. EXECUTE_JOB on a machine that is not ON is a
+ * violation. Validation of a request: the interval set parses and is in
+ * range, the pstate is known, and no machine runs a job, is switching or
+ * already is in the target state.
+ *
+ * Energy from time 0 to t: every machine draws busy power while a job
+ * runs on it, sleep power while OFF, switch power while switching and idle
+ * power otherwise. A job's consumed_energy is busy x res x execution time.
+ * QUERY {"requests":{"consumed_energy":{}}} is answered by an ANSWER at the
+ * decision's time, in the next message.
+ *
+ * Errors: -EPROTO with the reason (no prefix) in why; -ENOMEM.
+ */
+#ifndef FBF_REPLAY_MACHINES_H
+#define FBF_REPLAY_MACHINES_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "tools/replay/replay.h"
+
+typedef struct fbf_energy_config {
+    double p_idle, p_busy, p_sleep, p_switch; /* watts per machine */
+    double off_delay, on_delay;               /* seconds */
+    uint32_t compute_pstate, sleep_pstate;
+} fbf_energy_config;
+
+/* 95:190:9.75, switch = idle, delays 0, pstates 0 (compute) and 1 (sleep). */
+fbf_energy_config fbf_energy_config_default(void);
+
+int fbf_machines_create(fbf_replay *r, const fbf_energy_config *cfg);
+void fbf_machines_destroy(fbf_replay *r);
+
+int fbf_machines_set(fbf_replay *r, const cJSON *data, double at, char *why, size_t cap);
+int fbf_machines_query(fbf_replay *r, const cJSON *data, double at, char *why, size_t cap);
+/* -EPROTO if a machine of the allocation is not ON. */
+int fbf_machines_check_alloc(const fbf_replay *r, const fbf_idset *s, char *why, size_t cap);
+/* Writes the event of a FBF_EV_STATE or FBF_EV_ANSWER heap entry. */
+void fbf_machines_emit(fbf_replay *r, size_t *count, const fbf_rev *e);
+
+typedef struct fbf_energy_totals {
+    double joules;
+    double busy_s, asleep_s, switching_s, idle_s; /* machine-seconds */
+} fbf_energy_totals;
+
+void fbf_machines_totals(const fbf_replay *r, double t, fbf_energy_totals *out);
+double fbf_machines_job_energy(const fbf_replay *r, uint32_t job);
+void fbf_machines_print(const fbf_replay *r, FILE *out);
+void fbf_machines_json(const fbf_replay *r, cJSON *o);
+
+#endif
