@@ -16,12 +16,46 @@
  * still counts it, as D6 does. Reservations of the pass are taken back out
  * of the profile at its end.
  *
+ * The scan past the k-th reservation without walking the queue (b->fast).
+ * A job J past the boundary starts iff fits(J): J.res <= free and
+ * (J.walltime == 0 or minfree(J.walltime) >= J.res), minfree(w) being the
+ * profile's minimum of free() over [now, now + w) computed exactly as the
+ * plain test does (fbf_profile_min_free, the same IEEE sum). Starting a
+ * job only lowers free and the profile, so a job that failed stays failed
+ * for the rest of the pass: the jobs started are, in order, the first job
+ * after the boundary that fits, then the first after it that fits, and so
+ * on. wq, a queue-order index of every waiting job (policies/qindex.h),
+ * finds each of them. A subtree with aggregates (r0 = min res, w0 = min
+ * walltime) is skipped unless r0 <= free and (w0 == 0 or r0 <= floor or
+ * minfree(w0) >= r0), floor = min free() over [now, inf). This never
+ * skips a job that fits: for J inside, J.res >= r0 and J.walltime >= w0,
+ * and minfree is non-increasing in w because now + w rounds monotonically
+ * and the window only grows (no tolerance is involved; the bound is the
+ * plain test itself at w0). On a job's own values the test IS fits(J).
+ *
+ * Cost. Inserting a submitted job and removing a started one: O(log N)
+ * expected (treap). A search visits the O(log N) nodes on the path from
+ * its start plus the subtrees that pass the test but hold no fitting job;
+ * in the common case they are few and a pass costs O((starts + 1) log N
+ * (1 + log B)) (B: profile breakpoints, for minfree), instead of the plain
+ * O(N). The test is not exact on a subtree: res and walltime can pass on
+ * different jobs (narrow-but-long next to wide-but-short, with the short
+ * ones too wide and the narrow ones too long). Adversarial queues made of
+ * such pairs make every subtree pass, so one search can visit O(N) nodes.
+ * To stay within a constant of the plain scan in that case, a pass gets a
+ * budget of N/8 + 16 log N node tests (plus 16 log N per start); once it
+ * is spent, the rest of the pass (after the last job started) falls back
+ * to the plain scan over the engine's workers, which decides the same.
+ * So a pass costs at most about the plain scan plus N/8 node tests, and
+ * O((starts + 1) log N) when the pruning works.
+ *
  * fbf_backfill_set_plain(true) (tests only) makes new instances use the
  * plain loops (every reservation re-placed by compression) instead of the
  * indexed ones; both give the same decisions.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "engine/policy_api.h"
@@ -35,6 +69,10 @@ typedef fbf_backfill backfill;
 static bool force_plain;
 
 void fbf_backfill_set_plain(bool plain) { force_plain = plain; }
+
+static atomic_ulong fallbacks;
+
+unsigned long fbf_backfill_plain_fallbacks(void) { return atomic_load(&fallbacks); }
 
 static int bf_create(fbf_sched *s, int64_t depth, void **state, fbf_error *err)
 {
@@ -51,6 +89,11 @@ static int bf_create(fbf_sched *s, int64_t depth, void **state, fbf_error *err)
         free(b);
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
     }
+    if (b->fast && !b->persistent && !(b->wq = fbf_qindex_create())) {
+        fbf_profile_destroy(b->p);
+        free(b);
+        return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
+    }
     *state = b;
     return 0;
 }
@@ -62,6 +105,7 @@ static void bf_destroy(void *state)
     fbf_hvec_fini(&b->arrivals);
     fbf_hvec_fini(&b->tmp);
     fbf_backfill_fini_persistent(b);
+    fbf_qindex_destroy(b->wq);
     free(b);
 }
 
@@ -83,6 +127,8 @@ static void bf_submitted(void *state, fbf_sched *s, fbf_job_h j)
     backfill *b = state;
     if (b->persistent && fbf_hvec_push(&b->arrivals, j) < 0)
         b->arrivals.n = SIZE_MAX; /* reported by the next decide */
+    if (b->wq && fbf_qindex_insert(b->wq, s, j) < 0)
+        b->wq_failed = true; /* reported by the next decide */
 }
 
 static void bf_ended(void *state, fbf_sched *s, fbf_job_h h)
@@ -100,6 +146,8 @@ int fbf_backfill_start_job(backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_rea
     int rc = fbf_sched_start(s, h, why, err);
     if (rc < 0)
         return rc;
+    if (b->wq)
+        fbf_qindex_remove(b->wq, s, h);
     if (fbf_policy_hold(b->p, fbf_sched_now(s), fbf_sched_job(s, h)) < 0)
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
     return 0;
@@ -119,6 +167,7 @@ static int hold_rsv(fbf_profile *p, double t, const fbf_job *j, bool add)
 typedef struct keep_ctx {
     const fbf_profile *p;
     const fbf_job *boundary;
+    bool strict; /* only jobs after the boundary, not the boundary itself */
     double now;
     uint32_t free;
 } keep_ctx;
@@ -137,7 +186,8 @@ static bool fits_now(const fbf_profile *p, double now, uint32_t nb_free, const f
 static bool may_backfill(const void *arg, const fbf_job *j)
 {
     const keep_ctx *c = arg;
-    return fbf_job_key_cmp(j, c->boundary) >= 0 && fits_now(c->p, c->now, c->free, j);
+    int o = fbf_job_key_cmp(j, c->boundary);
+    return (o > 0 || (o == 0 && !c->strict)) && fits_now(c->p, c->now, c->free, j);
 }
 
 /* Walks the queue making up to `depth` reservations (kept in b->tmp);
@@ -167,6 +217,8 @@ static int reserve_phase(backfill *b, fbf_sched *s, bool start, fbf_job_h *bound
         if (hold_rsv(b->p, t, j, true) < 0 || fbf_hvec_push(&b->tmp, h) < 0)
             return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
         fbf_sched_set_rsv(s, h, t);
+        if (b->wq)
+            fbf_qindex_update(b->wq, s, h);
     }
     return 0;
 }
@@ -180,23 +232,86 @@ static void release_phase(backfill *b, fbf_sched *s)
     b->tmp.n = 0;
 }
 
+/* The plain scan: every waiting job from the boundary on (after it when
+ * strict) is tested on the workers, then re-tested in order as jobs start. */
+static int plain_scan(backfill *b, fbf_sched *s, fbf_job_h boundary, bool strict,
+                      fbf_error *err)
+{
+    double now = fbf_sched_now(s);
+    keep_ctx c = {b->p, fbf_sched_job(s, boundary), strict, now, fbf_sched_free(s)};
+    fbf_hvec cand = {0};
+    int rc = fbf_sched_scan(s, may_backfill, &c, &cand);
+    if (rc < 0)
+        fbf_errorf(err, rc, "backfill: out of memory");
+    for (size_t i = 0; rc == 0 && i < cand.n; i++) {
+        if (fits_now(b->p, now, fbf_sched_free(s), fbf_sched_job(s, cand.v[i])))
+            rc = fbf_backfill_start_job(b, s, cand.v[i], FBF_START_BACKFILLED, err);
+    }
+    fbf_hvec_fini(&cand);
+    return rc;
+}
+
+typedef struct fit_ctx {
+    const fbf_profile *p;
+    double now;
+    uint32_t free;
+    int64_t floor; /* min free() over [now, inf): such a res fits any walltime */
+    size_t visits, budget;
+    bool spent;
+} fit_ctx;
+
+/* May some job with values dominated by a fit now? (see the header). */
+static bool may_fit(void *arg, const fbf_qagg *a)
+{
+    fit_ctx *c = arg;
+    if (++c->visits > c->budget) {
+        c->spent = true;
+        return false;
+    }
+    if (a->min_res > c->free)
+        return false;
+    if (a->min_wall == 0 || (int64_t)a->min_res <= c->floor)
+        return true;
+    return fbf_profile_min_free(c->p, c->now, a->min_wall) >= (int64_t)a->min_res;
+}
+
+/* The scan after `last` (the k-th reserved job) through wq. */
+static int indexed_scan(backfill *b, fbf_sched *s, fbf_job_h last, fbf_error *err)
+{
+    size_t n = fbf_sched_nb_waiting(s), lg = 1;
+    while ((size_t)1 << lg < n)
+        lg++;
+    fit_ctx c = {.p = b->p, .now = fbf_sched_now(s), .budget = n / 8 + 16 * lg};
+    fbf_job_h after = last;
+    for (;;) {
+        c.free = fbf_sched_free(s);
+        if (c.free == 0)
+            return 0;
+        c.floor = fbf_profile_min_free(b->p, c.now, INFINITY);
+        fbf_job_h h = fbf_qindex_next(b->wq, s, after, may_fit, &c);
+        if (c.spent) { /* the pruning degenerates here: finish plainly */
+            atomic_fetch_add(&fallbacks, 1);
+            return plain_scan(b, s, after, true, err);
+        }
+        if (h == FBF_JOB_NONE)
+            return 0;
+        int rc = fbf_backfill_start_job(b, s, h, FBF_START_BACKFILLED, err);
+        if (rc < 0)
+            return rc;
+        after = h;
+        c.budget += 16 * lg;
+    }
+}
+
 static int decide_finite(backfill *b, fbf_sched *s, fbf_error *err)
 {
+    if (b->wq_failed)
+        return fbf_errorf(err, -ENOMEM, "backfill: out of memory indexing the queue");
     fbf_job_h boundary;
     int rc = reserve_phase(b, s, true, &boundary, err);
-    if (rc == 0 && boundary != FBF_JOB_NONE) {
-        double now = fbf_sched_now(s);
-        keep_ctx c = {b->p, fbf_sched_job(s, boundary), now, fbf_sched_free(s)};
-        fbf_hvec cand = {0};
-        rc = fbf_sched_scan(s, may_backfill, &c, &cand);
-        if (rc < 0)
-            fbf_errorf(err, rc, "backfill: out of memory");
-        for (size_t i = 0; rc == 0 && i < cand.n; i++) {
-            if (fits_now(b->p, now, fbf_sched_free(s), fbf_sched_job(s, cand.v[i])))
-                rc = fbf_backfill_start_job(b, s, cand.v[i], FBF_START_BACKFILLED, err);
-        }
-        fbf_hvec_fini(&cand);
-    }
+    if (rc == 0 && boundary != FBF_JOB_NONE)
+        rc = b->wq ? indexed_scan(b, s, b->tmp.v[b->tmp.n - 1], err)
+                   : plain_scan(b, s, boundary, false, err);
     release_phase(b, s);
     return rc;
 }

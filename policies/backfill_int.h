@@ -7,7 +7,8 @@
  * spans [start, est_end), plus, when persistent, every waiting job's
  * reservation span [rsv, rsv + walltime) (walltime > 0 only). When the
  * fast paths are on, qi indexes exactly the waiting jobs that hold a
- * reservation (persistent), and `pending` holds every span of the profile
+ * reservation (persistent), wq (finite depth) exactly the waiting jobs,
+ * and `pending` holds every span of the profile
  * released since the last compression pass (see conservative.c).
  */
 #ifndef FBF_BACKFILL_INT_H
@@ -64,6 +65,8 @@ typedef struct fbf_backfill {
     size_t heap_n, heap_cap, live_rsv;
     size_t zero_waiting; /* persistent: waiting jobs of walltime 0 */
     fbf_qindex *qi;
+    fbf_qindex *wq;  /* finite depth, fast: every waiting job (backfill.c) */
+    bool wq_failed;  /* an insertion into wq failed: reported by decide */
     fbf_bf_holes pending; /* released since the last compression */
     fbf_bf_holes holes;   /* the current compression's released region */
     fbf_bf_skip skip[FBF_BF_SKIP_MAX];
