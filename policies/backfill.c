@@ -16,38 +16,11 @@
  * still counts it, as D6 does. Reservations of the pass are taken back out
  * of the profile at its end.
  *
- * The scan past the k-th reservation without walking the queue (b->fast).
- * A job J past the boundary starts iff fits(J): J.res <= free and
- * (J.walltime == 0 or minfree(J.walltime) >= J.res), minfree(w) being the
- * profile's minimum of free() over [now, now + w) computed exactly as the
- * plain test does (fbf_profile_min_free, the same IEEE sum). Starting a
- * job only lowers free and the profile, so a job that failed stays failed
- * for the rest of the pass: the jobs started are, in order, the first job
- * after the boundary that fits, then the first after it that fits, and so
- * on. wq, a queue-order index of every waiting job (policies/qindex.h),
- * finds each of them. A subtree with aggregates (r0 = min res, w0 = min
- * walltime) is skipped unless r0 <= free and (w0 == 0 or r0 <= floor or
- * minfree(w0) >= r0), floor = min free() over [now, inf). This never
- * skips a job that fits: for J inside, J.res >= r0 and J.walltime >= w0,
- * and minfree is non-increasing in w because now + w rounds monotonically
- * and the window only grows (no tolerance is involved; the bound is the
- * plain test itself at w0). On a job's own values the test IS fits(J).
- *
- * Cost. Inserting a submitted job and removing a started one: O(log N)
- * expected (treap). A search visits the O(log N) nodes on the path from
- * its start plus the subtrees that pass the test but hold no fitting job;
- * in the common case they are few and a pass costs O((starts + 1) log N
- * (1 + log B)) (B: profile breakpoints, for minfree), instead of the plain
- * O(N). The test is not exact on a subtree: res and walltime can pass on
- * different jobs (narrow-but-long next to wide-but-short, with the short
- * ones too wide and the narrow ones too long). Adversarial queues made of
- * such pairs make every subtree pass, so one search can visit O(N) nodes.
- * To stay within a constant of the plain scan in that case, a pass gets a
- * budget of N/8 + 16 log N node tests (plus 16 log N per start); once it
- * is spent, the rest of the pass (after the last job started) falls back
- * to the plain scan over the engine's workers, which decides the same.
- * So a pass costs at most about the plain scan plus N/8 node tests, and
- * O((starts + 1) log N) when the pruning works.
+ * Past the boundary, the plain scan tests every waiting job on the
+ * engine's workers (fbf_sched_scan), then re-tests the candidates in order
+ * as jobs start: O(N) per pass. The fast path (policies/bf_scan.c) finds
+ * the same jobs through an index of the waiting queue in
+ * O((starts + 1) log N)-ish per pass; see its header for the argument.
  *
  * fbf_backfill_set_plain(true) (tests only) makes new instances use the
  * plain loops (every reservation re-placed by compression) instead of the
@@ -55,7 +28,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "engine/policy_api.h"
@@ -69,10 +41,6 @@ typedef fbf_backfill backfill;
 static bool force_plain;
 
 void fbf_backfill_set_plain(bool plain) { force_plain = plain; }
-
-static atomic_ulong fallbacks;
-
-unsigned long fbf_backfill_plain_fallbacks(void) { return atomic_load(&fallbacks); }
 
 static int bf_create(fbf_sched *s, int64_t depth, void **state, fbf_error *err)
 {
@@ -89,7 +57,7 @@ static int bf_create(fbf_sched *s, int64_t depth, void **state, fbf_error *err)
         free(b);
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
     }
-    if (b->fast && !b->persistent && !(b->wq = fbf_qindex_create())) {
+    if (b->fast && !b->persistent && !(b->wq = fbf_bf_windex_create())) {
         fbf_profile_destroy(b->p);
         free(b);
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
@@ -105,7 +73,7 @@ static void bf_destroy(void *state)
     fbf_hvec_fini(&b->arrivals);
     fbf_hvec_fini(&b->tmp);
     fbf_backfill_fini_persistent(b);
-    fbf_qindex_destroy(b->wq);
+    fbf_bf_windex_destroy(b->wq);
     free(b);
 }
 
@@ -127,7 +95,7 @@ static void bf_submitted(void *state, fbf_sched *s, fbf_job_h j)
     backfill *b = state;
     if (b->persistent && fbf_hvec_push(&b->arrivals, j) < 0)
         b->arrivals.n = SIZE_MAX; /* reported by the next decide */
-    if (b->wq && fbf_qindex_insert(b->wq, s, j) < 0)
+    if (b->wq && fbf_bf_windex_add(b->wq, s, j) < 0)
         b->wq_failed = true; /* reported by the next decide */
 }
 
@@ -147,7 +115,7 @@ int fbf_backfill_start_job(backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_rea
     if (rc < 0)
         return rc;
     if (b->wq)
-        fbf_qindex_remove(b->wq, s, h);
+        fbf_bf_windex_remove(b->wq, s, h);
     if (fbf_policy_hold(b->p, fbf_sched_now(s), fbf_sched_job(s, h)) < 0)
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
     return 0;
@@ -218,7 +186,7 @@ static int reserve_phase(backfill *b, fbf_sched *s, bool start, fbf_job_h *bound
             return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
         fbf_sched_set_rsv(s, h, t);
         if (b->wq)
-            fbf_qindex_update(b->wq, s, h);
+            fbf_bf_windex_update(b->wq, s, h);
     }
     return 0;
 }
@@ -234,8 +202,8 @@ static void release_phase(backfill *b, fbf_sched *s)
 
 /* The plain scan: every waiting job from the boundary on (after it when
  * strict) is tested on the workers, then re-tested in order as jobs start. */
-static int plain_scan(backfill *b, fbf_sched *s, fbf_job_h boundary, bool strict,
-                      fbf_error *err)
+int fbf_backfill_plain_scan(backfill *b, fbf_sched *s, fbf_job_h boundary, bool strict,
+                            fbf_error *err)
 {
     double now = fbf_sched_now(s);
     keep_ctx c = {b->p, fbf_sched_job(s, boundary), strict, now, fbf_sched_free(s)};
@@ -251,58 +219,6 @@ static int plain_scan(backfill *b, fbf_sched *s, fbf_job_h boundary, bool strict
     return rc;
 }
 
-typedef struct fit_ctx {
-    const fbf_profile *p;
-    double now;
-    uint32_t free;
-    int64_t floor; /* min free() over [now, inf): such a res fits any walltime */
-    size_t visits, budget;
-    bool spent;
-} fit_ctx;
-
-/* May some job with values dominated by a fit now? (see the header). */
-static bool may_fit(void *arg, const fbf_qagg *a)
-{
-    fit_ctx *c = arg;
-    if (++c->visits > c->budget) {
-        c->spent = true;
-        return false;
-    }
-    if (a->min_res > c->free)
-        return false;
-    if (a->min_wall == 0 || (int64_t)a->min_res <= c->floor)
-        return true;
-    return fbf_profile_min_free(c->p, c->now, a->min_wall) >= (int64_t)a->min_res;
-}
-
-/* The scan after `last` (the k-th reserved job) through wq. */
-static int indexed_scan(backfill *b, fbf_sched *s, fbf_job_h last, fbf_error *err)
-{
-    size_t n = fbf_sched_nb_waiting(s), lg = 1;
-    while ((size_t)1 << lg < n)
-        lg++;
-    fit_ctx c = {.p = b->p, .now = fbf_sched_now(s), .budget = n / 8 + 16 * lg};
-    fbf_job_h after = last;
-    for (;;) {
-        c.free = fbf_sched_free(s);
-        if (c.free == 0)
-            return 0;
-        c.floor = fbf_profile_min_free(b->p, c.now, INFINITY);
-        fbf_job_h h = fbf_qindex_next(b->wq, s, after, may_fit, &c);
-        if (c.spent) { /* the pruning degenerates here: finish plainly */
-            atomic_fetch_add(&fallbacks, 1);
-            return plain_scan(b, s, after, true, err);
-        }
-        if (h == FBF_JOB_NONE)
-            return 0;
-        int rc = fbf_backfill_start_job(b, s, h, FBF_START_BACKFILLED, err);
-        if (rc < 0)
-            return rc;
-        after = h;
-        c.budget += 16 * lg;
-    }
-}
-
 static int decide_finite(backfill *b, fbf_sched *s, fbf_error *err)
 {
     if (b->wq_failed)
@@ -310,8 +226,8 @@ static int decide_finite(backfill *b, fbf_sched *s, fbf_error *err)
     fbf_job_h boundary;
     int rc = reserve_phase(b, s, true, &boundary, err);
     if (rc == 0 && boundary != FBF_JOB_NONE)
-        rc = b->wq ? indexed_scan(b, s, b->tmp.v[b->tmp.n - 1], err)
-                   : plain_scan(b, s, boundary, false, err);
+        rc = b->wq ? fbf_bf_indexed_scan(b, s, b->tmp.v[b->tmp.n - 1], err)
+                   : fbf_backfill_plain_scan(b, s, boundary, false, err);
     release_phase(b, s);
     return rc;
 }

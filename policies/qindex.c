@@ -7,6 +7,8 @@
  * (slot 0) holds the neutral aggregate and is never written after create.
  * in[h] tells whether handle h is indexed (its slot is meaningful only
  * then). Priorities come from a fixed splitmix64 sequence: reproducible.
+ * Groups (the _at functions) are further trees over the same node array,
+ * rooted where the caller says; a node belongs to one tree at a time.
  */
 #include "policies/qindex.h"
 
@@ -145,7 +147,7 @@ static uint32_t insert(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, cons
     return t;
 }
 
-int fbf_qindex_insert(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+int fbf_qindex_insert_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h h)
 {
     size_t need = (size_t)h + 2;
     if (need > q->cap) {
@@ -162,9 +164,14 @@ int fbf_qindex_insert(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
     uint32_t x = h + 1;
     q->n[x] = (qnode){.prio = next_prio(q), .in = 1};
     pull(q, s, x);
-    q->root = insert(q, s, q->root, x, fbf_sched_job(s, h));
+    *root = insert(q, s, *root, x, fbf_sched_job(s, h));
     q->count++;
     return 0;
+}
+
+int fbf_qindex_insert(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+{
+    return fbf_qindex_insert_at(q, s, &q->root, h);
 }
 
 static uint32_t remove_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x,
@@ -180,11 +187,11 @@ static uint32_t remove_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x,
     return t;
 }
 
-void fbf_qindex_remove(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+void fbf_qindex_remove_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h h)
 {
     if (!fbf_qindex_contains(q, h))
         return;
-    q->root = remove_rec(q, s, q->root, h + 1, fbf_sched_job(s, h));
+    *root = remove_rec(q, s, *root, h + 1, fbf_sched_job(s, h));
     q->n[h + 1].in = 0;
     q->count--;
 }
@@ -200,10 +207,20 @@ static void update_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, cons
     pull(q, s, t);
 }
 
-void fbf_qindex_update(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+void fbf_qindex_remove(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+{
+    fbf_qindex_remove_at(q, s, &q->root, h);
+}
+
+void fbf_qindex_update_at(fbf_qindex *q, fbf_sched *s, uint32_t root, fbf_job_h h)
 {
     if (fbf_qindex_contains(q, h))
-        update_rec(q, s, q->root, h + 1, fbf_sched_job(s, h));
+        update_rec(q, s, root, h + 1, fbf_sched_job(s, h));
+}
+
+void fbf_qindex_update(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+{
+    fbf_qindex_update_at(q, s, q->root, h);
 }
 
 bool fbf_qindex_contains(const fbf_qindex *q, fbf_job_h h)
@@ -242,10 +259,16 @@ static uint32_t find(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_jo
     return 0;
 }
 
+fbf_job_h fbf_qindex_next_at(const fbf_qindex *q, fbf_sched *s, uint32_t root,
+                             fbf_job_h after, fbf_qindex_pred pred, void *ctx)
+{
+    const fbf_job *k = after == FBF_JOB_NONE ? NULL : fbf_sched_job(s, after);
+    uint32_t x = find(q, s, root, k, k != NULL, pred, ctx);
+    return x ? x - 1 : FBF_JOB_NONE;
+}
+
 fbf_job_h fbf_qindex_next(const fbf_qindex *q, fbf_sched *s, fbf_job_h after,
                           fbf_qindex_pred pred, void *ctx)
 {
-    const fbf_job *k = after == FBF_JOB_NONE ? NULL : fbf_sched_job(s, after);
-    uint32_t x = find(q, s, q->root, k, k != NULL, pred, ctx);
-    return x ? x - 1 : FBF_JOB_NONE;
+    return fbf_qindex_next_at(q, s, q->root, after, pred, ctx);
 }

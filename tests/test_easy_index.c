@@ -6,11 +6,12 @@
  * walltime-0 jobs, jobs without a walltime (rejected), early completions
  * and out-of-order submissions, at depths 1, 2 and 5 under 1 and 3
  * workers: every start time, allocation, rejection, decision trace entry
- * and reservation after every decision point must be the same. One
- * adversarial workload (narrow-but-long jobs next to wide-but-short ones,
- * where the index's pruning degenerates) must also make the indexed scan
- * fall back to the plain one and still agree. The plain scan is itself
- * checked against the brute-force reference in test_policies.
+ * and reservation after every decision point must be the same. Two built
+ * queues also agree: narrow-but-long jobs next to wide-but-short ones,
+ * which the per-res trees search without spending the pass's budget (no
+ * fallback to the plain scan), and long jobs of 250 sizes, which spend it
+ * (the rest of the pass falls back to the plain scan). The plain scan is
+ * itself checked against the brute-force reference in test_policies.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,12 +83,12 @@ static size_t workload(uint64_t seed, ref_job *jobs, uint32_t *nb)
     return n;
 }
 
-/* Where the pruning degenerates: 60 of 64 resources busy, a wide head,
- * then a deep queue alternating narrow jobs too long to finish before the
- * shadow with short jobs too wide for the free resources: every subtree
- * passes the aggregate test and none holds a job that fits. A few jobs
+/* Narrow jobs too long to end before the shadow next to short jobs too
+ * wide for the free resources, 60 of 64 resources busy behind a wide
+ * head: pruning one tree on min res and min walltime together would visit
+ * most of this queue at every search; the per-res trees do not. A few jobs
  * that do fit are spread in the queue. */
-static size_t adversarial(ref_job *jobs, uint32_t *nb)
+static size_t narrow_long_wide_short(ref_job *jobs, uint32_t *nb)
 {
     *nb = 64;
     size_t n = 0;
@@ -100,6 +101,25 @@ static size_t adversarial(ref_job *jobs, uint32_t *nb)
             jobs[n++] = (ref_job){1, 1, 1, 1000, 500};
         else
             jobs[n++] = (ref_job){1, 1, 5, 10, 10};
+    }
+    return n;
+}
+
+/* 250 of 256 resources free behind a head that needs them all, and a
+ * queue of long jobs of every size from 1 to 250 (none fits), with a
+ * short narrow job now and then: each search tries some 250 res values,
+ * which spends a pass's budget on this short queue. */
+static size_t many_sizes(ref_job *jobs, uint32_t *nb)
+{
+    *nb = 256;
+    size_t n = 0;
+    jobs[n++] = (ref_job){0, 0, 6, 100, 100};
+    jobs[n++] = (ref_job){0, 0, 256, 10, 10};
+    for (size_t i = 0; n < MAX_JOBS; i++) {
+        if (i % 50 == 49)
+            jobs[n++] = (ref_job){1, 1, 1, 20, 20};
+        else
+            jobs[n++] = (ref_job){1, 1, 1 + (int64_t)(i % 250), 1000, 400};
     }
     return n;
 }
@@ -213,16 +233,28 @@ static void test_indexed_equals_plain(void **state)
             NB_WORKLOADS, total, rejected, fbf_backfill_plain_fallbacks());
 }
 
-static void test_adversarial_falls_back(void **state)
+static void test_mixed_queue_needs_no_fallback(void **state)
 {
     (void)state;
     static ref_job jobs[MAX_JOBS];
     uint32_t nb;
-    size_t n = adversarial(jobs, &nb);
+    size_t n = narrow_long_wide_short(jobs, &nb);
     for (int64_t depth = 1; depth <= 2; depth++) {
         unsigned long before = fbf_backfill_plain_fallbacks();
-        size_t started = compare("adversarial", depth, depth == 1 ? 1 : 3, nb, jobs, n);
-        assert_int_equal(started, n);
+        assert_int_equal(compare("narrow-long/wide-short", depth, depth, nb, jobs, n), n);
+        assert_int_equal(fbf_backfill_plain_fallbacks(), before);
+    }
+}
+
+static void test_many_sizes_fall_back(void **state)
+{
+    (void)state;
+    static ref_job jobs[MAX_JOBS];
+    uint32_t nb;
+    size_t n = many_sizes(jobs, &nb);
+    for (int64_t depth = 1; depth <= 5; depth += 4) {
+        unsigned long before = fbf_backfill_plain_fallbacks();
+        assert_int_equal(compare("many sizes", depth, depth == 1 ? 1 : 3, nb, jobs, n), n);
         assert_true(fbf_backfill_plain_fallbacks() > before);
     }
 }
@@ -231,7 +263,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_indexed_equals_plain),
-        cmocka_unit_test(test_adversarial_falls_back),
+        cmocka_unit_test(test_mixed_queue_needs_no_fallback),
+        cmocka_unit_test(test_many_sizes_fall_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
