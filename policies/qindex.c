@@ -21,6 +21,8 @@ typedef struct qnode {
     uint32_t l, r, prio;
     uint8_t in;
     fbf_qagg agg;
+    double subtime; /* the job's key, copied: descents touch no job record */
+    uint64_t seq;
 } qnode;
 
 struct fbf_qindex {
@@ -69,9 +71,14 @@ static void pull(fbf_qindex *q, fbf_sched *s, uint32_t x)
     n[x].agg = a;
 }
 
-static int cmp(fbf_sched *s, uint32_t x, const fbf_job *k)
+static int cmp(const fbf_qindex *q, uint32_t x, const fbf_job *k)
 {
-    return fbf_job_key_cmp(fbf_sched_job(s, x - 1), k);
+    const qnode *n = &q->n[x];
+    if (n->subtime < k->subtime)
+        return -1;
+    if (n->subtime > k->subtime)
+        return 1;
+    return n->seq < k->seq ? -1 : (n->seq > k->seq);
 }
 
 fbf_qindex *fbf_qindex_create(void)
@@ -103,7 +110,7 @@ static void split(fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_job *k, uin
         *l = *r = 0;
         return;
     }
-    if (cmp(s, x, k) < 0) {
+    if (cmp(q, x, k) < 0) {
         split(q, s, q->n[x].r, k, &q->n[x].r, r);
         *l = x;
     } else {
@@ -129,8 +136,11 @@ static uint32_t merge(fbf_qindex *q, fbf_sched *s, uint32_t a, uint32_t b)
     return b;
 }
 
-/* Inserts x below t: descends while priorities are higher, then splits. */
-static uint32_t insert(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, const fbf_job *k)
+/* Inserts x below t: descends while priorities are higher, then splits.
+ * The subtrees above x only gain x: their aggregates absorb x's own
+ * values (xa) without reading their jobs again. */
+static uint32_t insert(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, const fbf_job *k,
+                       const fbf_qagg *xa)
 {
     if (!t)
         return x;
@@ -139,11 +149,11 @@ static uint32_t insert(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, cons
         pull(q, s, x);
         return x;
     }
-    if (cmp(s, t, k) < 0)
-        q->n[t].r = insert(q, s, q->n[t].r, x, k);
+    if (cmp(q, t, k) < 0)
+        q->n[t].r = insert(q, s, q->n[t].r, x, k, xa);
     else
-        q->n[t].l = insert(q, s, q->n[t].l, x, k);
-    pull(q, s, t);
+        q->n[t].l = insert(q, s, q->n[t].l, x, k, xa);
+    combine(&q->n[t].agg, xa);
     return t;
 }
 
@@ -162,9 +172,11 @@ int fbf_qindex_insert_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h 
         q->cap = cap;
     }
     uint32_t x = h + 1;
-    q->n[x] = (qnode){.prio = next_prio(q), .in = 1};
-    pull(q, s, x);
-    *root = insert(q, s, *root, x, fbf_sched_job(s, h));
+    const fbf_job *j = fbf_sched_job(s, h);
+    q->n[x] = (qnode){.prio = next_prio(q), .in = 1, .subtime = j->subtime, .seq = j->seq};
+    fbf_qagg xa = own(s, x);
+    q->n[x].agg = xa;
+    *root = insert(q, s, *root, x, j, &xa);
     q->count++;
     return 0;
 }
@@ -179,7 +191,7 @@ static uint32_t remove_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x,
 {
     if (t == x)
         return merge(q, s, q->n[x].l, q->n[x].r);
-    if (cmp(s, t, k) < 0)
+    if (cmp(q, t, k) < 0)
         q->n[t].r = remove_rec(q, s, q->n[t].r, x, k);
     else
         q->n[t].l = remove_rec(q, s, q->n[t].l, x, k);
@@ -199,7 +211,7 @@ void fbf_qindex_remove_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h
 static void update_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, const fbf_job *k)
 {
     if (t != x) {
-        if (cmp(s, t, k) < 0)
+        if (cmp(q, t, k) < 0)
             update_rec(q, s, q->n[t].r, x, k);
         else
             update_rec(q, s, q->n[t].l, x, k);
@@ -243,7 +255,7 @@ static uint32_t find(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_jo
     while (x) {
         if (!pred(ctx, &n[x].agg))
             return 0;
-        if (bounded && cmp(s, x, k) <= 0) {
+        if (bounded && cmp(q, x, k) <= 0) {
             x = n[x].r;
             continue;
         }
