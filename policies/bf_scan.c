@@ -208,8 +208,10 @@ int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error
         fbf_job_h best = FBF_JOB_NONE;
         if (c.any > 0)
             best = fbf_qindex_next(w->all, s, after, small_enough, &c);
-        for (size_t r = next_class(w, (size_t)c.any + 1); r <= c.free && !c.spent;
-             r = next_class(w, r + 1)) {
+        /* (r < cap always holds here: the first reserved job waits with
+         * res > free, and it is indexed; the test keeps that local.) */
+        for (size_t r = next_class(w, (size_t)c.any + 1);
+             r < w->cap && r <= c.free && !c.spent; r = next_class(w, r + 1)) {
             fbf_job_h h = fbf_qindex_next_at(w->byres, s, w->root[r], after, may_fit, &c);
             if (h != FBF_JOB_NONE &&
                 (best == FBF_JOB_NONE ||

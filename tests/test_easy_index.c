@@ -4,7 +4,8 @@
  * policies/backfill.c) against the plain scan (fbf_backfill_set_plain),
  * on random workloads with deep queues, ties in res and walltime,
  * walltime-0 jobs, jobs without a walltime (rejected), early completions
- * and out-of-order submissions, at depths 1, 2 and 5 under 1 and 3
+ * and out-of-order submissions, some on wide platforms where more
+ * resources are free than any job needs, at depths 1, 2 and 5 under 1 and 3
  * workers: every start time, allocation, rejection, decision trace entry
  * and reservation after every decision point must be the same. Two built
  * queues also agree: narrow-but-long jobs next to wide-but-short ones,
@@ -48,6 +49,11 @@ static size_t workload(uint64_t seed, ref_job *jobs, uint32_t *nb)
     uint64_t x = seed * 0x2545f4914f6cdd1dull + 101;
     size_t n = 100 + rnd(&x) % 500;
     *nb = 4 + (uint32_t)(rnd(&x) % 61);
+    uint32_t big = *nb; /* the largest res drawn */
+    if (seed % 7 == 0) { /* wide platforms, narrow jobs: free exceeds every res */
+        *nb = 65 + (uint32_t)(rnd(&x) % 180);
+        big = 40;
+    }
     unsigned bursts = 1 + (unsigned)(rnd(&x) % 4);
     unsigned wall_max = 5 + (unsigned)(rnd(&x) % 300);
     unsigned early_pct = (unsigned)(rnd(&x) % 90);
@@ -61,11 +67,12 @@ static size_t workload(uint64_t seed, ref_job *jobs, uint32_t *nb)
             t += (double)(rnd(&x) % 3) + (rnd(&x) % 2 ? 0.5 : 0);
         J->arrival = t;
         J->subtime = rnd(&x) % 12 == 0 ? fmax(0, t - (double)(rnd(&x) % 20)) : t;
-        uint32_t quarter = *nb / 4 ? *nb / 4 : 1;
+        uint32_t quarter = big / 4 ? big / 4 : 1;
         if (ties)
-            J->res = (int64_t[]){1, 2, quarter, *nb / 2 ? *nb / 2 : 1, *nb}[rnd(&x) % 5];
+            J->res = (int64_t[]){1, 2, quarter, big / 2 ? big / 2 : 1, big}[rnd(&x) % 5];
         else
-            J->res = rnd(&x) % 4 ? 1 + (int64_t)(rnd(&x) % quarter) : 1 + (int64_t)(rnd(&x) % *nb);
+            J->res = rnd(&x) % 4 ? 1 + (int64_t)(rnd(&x) % quarter)
+                                 : 1 + (int64_t)(rnd(&x) % big);
         unsigned w = (unsigned)(rnd(&x) % 100);
         if (w < 4)
             J->walltime = 0;
@@ -229,7 +236,8 @@ static void test_indexed_equals_plain(void **state)
     }
     /* The workloads must exercise what they claim to. */
     assert_true(rejected > 0 && started + rejected == total);
-    fprintf(stderr, "indexed vs plain: %d workloads, %zu jobs, %zu rejected, %lu passes fell back\n",
+    fprintf(stderr,
+            "indexed vs plain: %d workloads, %zu jobs, %zu rejected, %lu passes fell back\n",
             NB_WORKLOADS, total, rejected, fbf_backfill_plain_fallbacks());
 }
 
