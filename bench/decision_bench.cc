@@ -23,8 +23,9 @@
 // state evolves over the iterations, but its size does not: the counters
 // report the mean waiting queue, starts per decision and running jobs.
 //
-// Timing is wall-clock (UseRealTime): with workers > 1 the scan runs on
-// the engine's worker threads, which CPU time of the main thread misses.
+// Timing is wall-clock (UseRealTime): with workers > 1 the plain backfill
+// scan (easy's fallback, see policies/bf_scan.c) runs on the engine's
+// worker threads, which CPU time of the main thread misses.
 // The engine is cached between benchmark repetitions; only the latest
 // configuration is kept, so the 1e6 engines are never alive together.
 #include <benchmark/benchmark.h>

@@ -16,6 +16,12 @@
  * still counts it, as D6 does. Reservations of the pass are taken back out
  * of the profile at its end.
  *
+ * Past the boundary, the plain scan tests every waiting job on the
+ * engine's workers (fbf_sched_scan), then re-tests the candidates in order
+ * as jobs start: O(N) per pass. The fast path (policies/bf_scan.c) finds
+ * the same jobs through an index of the waiting queue in
+ * O((starts + 1) log N)-ish per pass; see its header for the argument.
+ *
  * fbf_backfill_set_plain(true) (tests only) makes new instances use the
  * plain loops (every reservation re-placed by compression) instead of the
  * indexed ones; both give the same decisions.
@@ -51,6 +57,11 @@ static int bf_create(fbf_sched *s, int64_t depth, void **state, fbf_error *err)
         free(b);
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
     }
+    if (b->fast && !b->persistent && !(b->wq = fbf_bf_windex_create())) {
+        fbf_profile_destroy(b->p);
+        free(b);
+        return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
+    }
     *state = b;
     return 0;
 }
@@ -62,6 +73,7 @@ static void bf_destroy(void *state)
     fbf_hvec_fini(&b->arrivals);
     fbf_hvec_fini(&b->tmp);
     fbf_backfill_fini_persistent(b);
+    fbf_bf_windex_destroy(b->wq);
     free(b);
 }
 
@@ -83,6 +95,8 @@ static void bf_submitted(void *state, fbf_sched *s, fbf_job_h j)
     backfill *b = state;
     if (b->persistent && fbf_hvec_push(&b->arrivals, j) < 0)
         b->arrivals.n = SIZE_MAX; /* reported by the next decide */
+    if (b->wq && fbf_bf_windex_add(b->wq, s, j) < 0)
+        b->wq_failed = true; /* reported by the next decide */
 }
 
 static void bf_ended(void *state, fbf_sched *s, fbf_job_h h)
@@ -110,6 +124,8 @@ int fbf_backfill_start_job(backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_rea
     int rc = fbf_sched_start(s, h, why, err);
     if (rc < 0)
         return rc;
+    if (b->wq)
+        fbf_bf_windex_remove(b->wq, s, h);
     if (fbf_policy_hold(b->p, fbf_sched_now(s), fbf_sched_job(s, h)) < 0)
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
     return 0;
@@ -129,6 +145,7 @@ static int hold_rsv(fbf_profile *p, double t, const fbf_job *j, bool add)
 typedef struct keep_ctx {
     const fbf_profile *p;
     const fbf_job *boundary;
+    bool strict; /* only jobs after the boundary, not the boundary itself */
     double now;
     uint32_t free;
 } keep_ctx;
@@ -147,7 +164,8 @@ static bool fits_now(const fbf_profile *p, double now, uint32_t nb_free, const f
 static bool may_backfill(const void *arg, const fbf_job *j)
 {
     const keep_ctx *c = arg;
-    return fbf_job_key_cmp(j, c->boundary) >= 0 && fits_now(c->p, c->now, c->free, j);
+    int o = fbf_job_key_cmp(j, c->boundary);
+    return (o > 0 || (o == 0 && !c->strict)) && fits_now(c->p, c->now, c->free, j);
 }
 
 /* Walks the queue making up to `depth` reservations (kept in b->tmp);
@@ -177,6 +195,8 @@ static int reserve_phase(backfill *b, fbf_sched *s, bool start, fbf_job_h *bound
         if (hold_rsv(b->p, t, j, true) < 0 || fbf_hvec_push(&b->tmp, h) < 0)
             return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
         fbf_sched_set_rsv(s, h, t);
+        if (b->wq)
+            fbf_bf_windex_update(b->wq, s, h);
     }
     return 0;
 }
@@ -190,23 +210,34 @@ static void release_phase(backfill *b, fbf_sched *s)
     b->tmp.n = 0;
 }
 
+/* The plain scan: every waiting job from the boundary on (after it when
+ * strict) is tested on the workers, then re-tested in order as jobs start. */
+int fbf_backfill_plain_scan(backfill *b, fbf_sched *s, fbf_job_h boundary, bool strict,
+                            fbf_error *err)
+{
+    double now = fbf_sched_now(s);
+    keep_ctx c = {b->p, fbf_sched_job(s, boundary), strict, now, fbf_sched_free(s)};
+    fbf_hvec cand = {0};
+    int rc = fbf_sched_scan(s, may_backfill, &c, &cand);
+    if (rc < 0)
+        fbf_errorf(err, rc, "backfill: out of memory");
+    for (size_t i = 0; rc == 0 && i < cand.n; i++) {
+        if (fits_now(b->p, now, fbf_sched_free(s), fbf_sched_job(s, cand.v[i])))
+            rc = fbf_backfill_start_job(b, s, cand.v[i], FBF_START_BACKFILLED, err);
+    }
+    fbf_hvec_fini(&cand);
+    return rc;
+}
+
 static int decide_finite(backfill *b, fbf_sched *s, fbf_error *err)
 {
+    if (b->wq_failed)
+        return fbf_errorf(err, -ENOMEM, "backfill: out of memory indexing the queue");
     fbf_job_h boundary;
     int rc = reserve_phase(b, s, true, &boundary, err);
-    if (rc == 0 && boundary != FBF_JOB_NONE) {
-        double now = fbf_sched_now(s);
-        keep_ctx c = {b->p, fbf_sched_job(s, boundary), now, fbf_sched_free(s)};
-        fbf_hvec cand = {0};
-        rc = fbf_sched_scan(s, may_backfill, &c, &cand);
-        if (rc < 0)
-            fbf_errorf(err, rc, "backfill: out of memory");
-        for (size_t i = 0; rc == 0 && i < cand.n; i++) {
-            if (fits_now(b->p, now, fbf_sched_free(s), fbf_sched_job(s, cand.v[i])))
-                rc = fbf_backfill_start_job(b, s, cand.v[i], FBF_START_BACKFILLED, err);
-        }
-        fbf_hvec_fini(&cand);
-    }
+    if (rc == 0 && boundary != FBF_JOB_NONE)
+        rc = b->wq ? fbf_bf_indexed_scan(b, s, b->tmp.v[b->tmp.n - 1], err)
+                   : fbf_backfill_plain_scan(b, s, boundary, false, err);
     release_phase(b, s);
     return rc;
 }

@@ -7,7 +7,8 @@
  * spans [start, est_end), plus, when persistent, every waiting job's
  * reservation span [rsv, rsv + walltime) (walltime > 0 only). When the
  * fast paths are on, qi indexes exactly the waiting jobs that hold a
- * reservation (persistent), and `pending` holds every span of the profile
+ * reservation (persistent), wq (finite depth) exactly the waiting jobs,
+ * and `pending` holds every span of the profile
  * released since the last compression pass (see conservative.c).
  */
 #ifndef FBF_BACKFILL_INT_H
@@ -51,6 +52,8 @@ typedef struct fbf_bf_skip {
     double d, lo, hi;
 } fbf_bf_skip;
 
+typedef struct fbf_bf_windex fbf_bf_windex;
+
 typedef struct fbf_backfill {
     int64_t depth;
     bool persistent;
@@ -64,6 +67,8 @@ typedef struct fbf_backfill {
     size_t heap_n, heap_cap, live_rsv;
     size_t zero_waiting; /* persistent: waiting jobs of walltime 0 */
     fbf_qindex *qi;
+    fbf_bf_windex *wq; /* finite depth, fast: every waiting job (bf_scan.c) */
+    bool wq_failed;  /* an insertion into wq failed: reported by decide */
     fbf_bf_holes pending; /* released since the last compression */
     fbf_bf_holes holes;   /* the current compression's released region */
     fbf_bf_skip skip[FBF_BF_SKIP_MAX];
@@ -74,6 +79,22 @@ typedef struct fbf_backfill {
 
 int fbf_backfill_start_job(fbf_backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_reason why,
                            fbf_error *err);
+
+/* backfill.c: the plain scan from the boundary on (after it when strict). */
+int fbf_backfill_plain_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h boundary, bool strict,
+                            fbf_error *err);
+
+/* bf_scan.c: the waiting jobs indexed for the finite-depth scan. add:
+ * -ENOMEM (index unchanged); remove: no-op for a job not indexed; update:
+ * after the job's rsv changed. */
+fbf_bf_windex *fbf_bf_windex_create(void);
+void fbf_bf_windex_destroy(fbf_bf_windex *w);
+int fbf_bf_windex_add(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h);
+void fbf_bf_windex_remove(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h);
+void fbf_bf_windex_update(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h);
+/* Starts, in queue order, every waiting job after `last` that fits now
+ * (the plain scan's decisions), through b->wq. */
+int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error *err);
 
 /* conservative.c */
 int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err);

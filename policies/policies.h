@@ -19,4 +19,8 @@ extern const fbf_policy_ops fbf_policy_backfill;
  * Not thread-safe: set it before creating engines. */
 void fbf_backfill_set_plain(bool plain);
 
+/* Tests only: how many passes of the indexed EASY / depth-k scan have spent
+ * their budget and finished with the plain scan (see backfill.c). */
+unsigned long fbf_backfill_plain_fallbacks(void);
+
 #endif

@@ -7,6 +7,8 @@
  * (slot 0) holds the neutral aggregate and is never written after create.
  * in[h] tells whether handle h is indexed (its slot is meaningful only
  * then). Priorities come from a fixed splitmix64 sequence: reproducible.
+ * Groups (the _at functions) are further trees over the same node array,
+ * rooted where the caller says; a node belongs to one tree at a time.
  */
 #include "policies/qindex.h"
 
@@ -19,6 +21,8 @@ typedef struct qnode {
     uint32_t l, r, prio;
     uint8_t in;
     fbf_qagg agg;
+    double subtime; /* the job's key, copied: descents touch no job record */
+    uint64_t seq;
 } qnode;
 
 struct fbf_qindex {
@@ -67,9 +71,14 @@ static void pull(fbf_qindex *q, fbf_sched *s, uint32_t x)
     n[x].agg = a;
 }
 
-static int cmp(fbf_sched *s, uint32_t x, const fbf_job *k)
+static int cmp(const fbf_qindex *q, uint32_t x, const fbf_job *k)
 {
-    return fbf_job_key_cmp(fbf_sched_job(s, x - 1), k);
+    const qnode *n = &q->n[x];
+    if (n->subtime < k->subtime)
+        return -1;
+    if (n->subtime > k->subtime)
+        return 1;
+    return n->seq < k->seq ? -1 : (n->seq > k->seq);
 }
 
 fbf_qindex *fbf_qindex_create(void)
@@ -101,7 +110,7 @@ static void split(fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_job *k, uin
         *l = *r = 0;
         return;
     }
-    if (cmp(s, x, k) < 0) {
+    if (cmp(q, x, k) < 0) {
         split(q, s, q->n[x].r, k, &q->n[x].r, r);
         *l = x;
     } else {
@@ -127,8 +136,11 @@ static uint32_t merge(fbf_qindex *q, fbf_sched *s, uint32_t a, uint32_t b)
     return b;
 }
 
-/* Inserts x below t: descends while priorities are higher, then splits. */
-static uint32_t insert(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, const fbf_job *k)
+/* Inserts x below t: descends while priorities are higher, then splits.
+ * The subtrees above x only gain x: their aggregates absorb x's own
+ * values (xa) without reading their jobs again. */
+static uint32_t insert(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, const fbf_job *k,
+                       const fbf_qagg *xa)
 {
     if (!t)
         return x;
@@ -137,15 +149,15 @@ static uint32_t insert(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, cons
         pull(q, s, x);
         return x;
     }
-    if (cmp(s, t, k) < 0)
-        q->n[t].r = insert(q, s, q->n[t].r, x, k);
+    if (cmp(q, t, k) < 0)
+        q->n[t].r = insert(q, s, q->n[t].r, x, k, xa);
     else
-        q->n[t].l = insert(q, s, q->n[t].l, x, k);
-    pull(q, s, t);
+        q->n[t].l = insert(q, s, q->n[t].l, x, k, xa);
+    combine(&q->n[t].agg, xa);
     return t;
 }
 
-int fbf_qindex_insert(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+int fbf_qindex_insert_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h h)
 {
     size_t need = (size_t)h + 2;
     if (need > q->cap) {
@@ -160,11 +172,18 @@ int fbf_qindex_insert(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
         q->cap = cap;
     }
     uint32_t x = h + 1;
-    q->n[x] = (qnode){.prio = next_prio(q), .in = 1};
-    pull(q, s, x);
-    q->root = insert(q, s, q->root, x, fbf_sched_job(s, h));
+    const fbf_job *j = fbf_sched_job(s, h);
+    q->n[x] = (qnode){.prio = next_prio(q), .in = 1, .subtime = j->subtime, .seq = j->seq};
+    fbf_qagg xa = own(s, x);
+    q->n[x].agg = xa;
+    *root = insert(q, s, *root, x, j, &xa);
     q->count++;
     return 0;
+}
+
+int fbf_qindex_insert(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+{
+    return fbf_qindex_insert_at(q, s, &q->root, h);
 }
 
 static uint32_t remove_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x,
@@ -172,7 +191,7 @@ static uint32_t remove_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x,
 {
     if (t == x)
         return merge(q, s, q->n[x].l, q->n[x].r);
-    if (cmp(s, t, k) < 0)
+    if (cmp(q, t, k) < 0)
         q->n[t].r = remove_rec(q, s, q->n[t].r, x, k);
     else
         q->n[t].l = remove_rec(q, s, q->n[t].l, x, k);
@@ -180,11 +199,11 @@ static uint32_t remove_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x,
     return t;
 }
 
-void fbf_qindex_remove(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+void fbf_qindex_remove_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h h)
 {
     if (!fbf_qindex_contains(q, h))
         return;
-    q->root = remove_rec(q, s, q->root, h + 1, fbf_sched_job(s, h));
+    *root = remove_rec(q, s, *root, h + 1, fbf_sched_job(s, h));
     q->n[h + 1].in = 0;
     q->count--;
 }
@@ -192,7 +211,7 @@ void fbf_qindex_remove(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
 static void update_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, const fbf_job *k)
 {
     if (t != x) {
-        if (cmp(s, t, k) < 0)
+        if (cmp(q, t, k) < 0)
             update_rec(q, s, q->n[t].r, x, k);
         else
             update_rec(q, s, q->n[t].l, x, k);
@@ -200,10 +219,20 @@ static void update_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, cons
     pull(q, s, t);
 }
 
-void fbf_qindex_update(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+void fbf_qindex_remove(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+{
+    fbf_qindex_remove_at(q, s, &q->root, h);
+}
+
+void fbf_qindex_update_at(fbf_qindex *q, fbf_sched *s, uint32_t root, fbf_job_h h)
 {
     if (fbf_qindex_contains(q, h))
-        update_rec(q, s, q->root, h + 1, fbf_sched_job(s, h));
+        update_rec(q, s, root, h + 1, fbf_sched_job(s, h));
+}
+
+void fbf_qindex_update(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+{
+    fbf_qindex_update_at(q, s, q->root, h);
 }
 
 bool fbf_qindex_contains(const fbf_qindex *q, fbf_job_h h)
@@ -226,7 +255,7 @@ static uint32_t find(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_jo
     while (x) {
         if (!pred(ctx, &n[x].agg))
             return 0;
-        if (bounded && cmp(s, x, k) <= 0) {
+        if (bounded && cmp(q, x, k) <= 0) {
             x = n[x].r;
             continue;
         }
@@ -242,10 +271,16 @@ static uint32_t find(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_jo
     return 0;
 }
 
+fbf_job_h fbf_qindex_next_at(const fbf_qindex *q, fbf_sched *s, uint32_t root,
+                             fbf_job_h after, fbf_qindex_pred pred, void *ctx)
+{
+    const fbf_job *k = after == FBF_JOB_NONE ? NULL : fbf_sched_job(s, after);
+    uint32_t x = find(q, s, root, k, k != NULL, pred, ctx);
+    return x ? x - 1 : FBF_JOB_NONE;
+}
+
 fbf_job_h fbf_qindex_next(const fbf_qindex *q, fbf_sched *s, fbf_job_h after,
                           fbf_qindex_pred pred, void *ctx)
 {
-    const fbf_job *k = after == FBF_JOB_NONE ? NULL : fbf_sched_job(s, after);
-    uint32_t x = find(q, s, q->root, k, k != NULL, pred, ctx);
-    return x ? x - 1 : FBF_JOB_NONE;
+    return fbf_qindex_next_at(q, s, q->root, after, pred, ctx);
 }

@@ -58,6 +58,16 @@ fbf_qagg fbf_qindex_all(const fbf_qindex *q);
 fbf_job_h fbf_qindex_next(const fbf_qindex *q, fbf_sched *s, fbf_job_h after,
                           fbf_qindex_pred pred, void *ctx);
 
+/* Groups: several disjoint trees sharing one qindex's node storage, each
+ * rooted at a uint32_t the caller keeps (0: empty tree). A job is in at
+ * most one tree of a qindex; contains and count cover all of them; the
+ * other functions above work on the qindex's own tree. */
+int fbf_qindex_insert_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h h);
+void fbf_qindex_remove_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h h);
+void fbf_qindex_update_at(fbf_qindex *q, fbf_sched *s, uint32_t root, fbf_job_h h);
+fbf_job_h fbf_qindex_next_at(const fbf_qindex *q, fbf_sched *s, uint32_t root,
+                             fbf_job_h after, fbf_qindex_pred pred, void *ctx);
+
 /* Bytes held (for memory accounting). */
 size_t fbf_qindex_bytes(const fbf_qindex *q);
 

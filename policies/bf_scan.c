@@ -1,0 +1,233 @@
+/*
+ * bf_scan: the scan of finite-depth backfilling (EASY is depth 1) past
+ * the k-th reservation, without walking the queue (b->fast). See
+ * backfill.c for the pass around it and backfill_int.h for the state.
+ *
+ * The rule. A job J past the boundary starts iff fits(J): J.res <= free
+ * and (J.walltime == 0 or minfree(J.walltime) >= J.res), minfree(w) being
+ * the profile's minimum of free() over [now, now + w), computed by the
+ * very call the plain scan makes (fbf_profile_min_free, same IEEE sum
+ * now + w). Starting a job only lowers free and the profile, so a job that
+ * failed stays failed for the rest of the pass: the jobs started are, in
+ * queue order, the first job after the boundary that fits, then the first
+ * after that one that fits, and so on. Each is found by searches.
+ *
+ * Let floor = min free() over [now, inf) (D6's `extra` for EASY: the
+ * profile never dips below it) and A = min(free, floor). Every job with
+ * res <= A fits whatever its walltime. Every other job that fits has res
+ * in (A, free], and for a FIXED res r the test is monotone in the
+ * walltime alone: minfree(w) is non-increasing in w (now + w rounds
+ * monotonically and the window only grows). Hence two kinds of search,
+ * both exact prunings of a treap over queue order (policies/qindex.h):
+ *   - `all`, every waiting job, aggregates min res: the first job after p
+ *     with res <= A (skip a subtree iff min res > A);
+ *   - `byres`, one tree per res value r present in (A, free]: the first
+ *     job after p with walltime 0 or minfree(w) >= r (skip a subtree iff
+ *     its min walltime w0 > 0 and minfree(w0) < r: then every job inside
+ *     has w >= w0 and minfree(w) <= minfree(w0) < r).
+ * The earliest of their answers in queue order is the next job to start.
+ * A single tree pruned on (min res, min walltime) together would not be
+ * exact: res and walltime can pass on different jobs of a subtree, and
+ * on queues mixing narrow-but-long with wide-but-short jobs (common: the
+ * decision benchmark's random queue) such searches visit a fixed share of
+ * the queue, i.e. O(N).
+ *
+ * Cost. Submitting and starting a job: O(log N) expected in each of the
+ * two treaps. A pass: O((starts + 1) (1 + D) log N log B), D the number
+ * of distinct res values in (A, free] among the waiting jobs, B the
+ * profile's breakpoints (each node test past the res check is one
+ * minfree, O(log B)). D <= free <= capacity, whatever N. Where D is large
+ * (a big completion on a platform with many job sizes) this can cost more
+ * than the plain O(N) scan on a short queue, so a pass gets a budget of
+ * N/8 + 16 log N node tests, plus 16 log N per start; once spent, the rest
+ * of the pass (after the last job started) runs the plain scan over the
+ * engine's workers, which decides the same. A pass thus costs at most
+ * about the plain scan plus N/8 node tests.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policies/backfill_int.h"
+#include "policies/policies.h"
+
+struct fbf_bf_windex {
+    fbf_qindex *all;   /* every waiting job */
+    fbf_qindex *byres; /* the same jobs, one tree per res value */
+    uint32_t *root;    /* root[r]: tree of the waiting jobs of res r (0: none) */
+    uint64_t *bits;    /* bit r set iff root[r] != 0 */
+    size_t cap;        /* entries of root (a multiple of 64) */
+};
+
+static atomic_ulong fallbacks;
+
+unsigned long fbf_backfill_plain_fallbacks(void) { return atomic_load(&fallbacks); }
+
+fbf_bf_windex *fbf_bf_windex_create(void)
+{
+    fbf_bf_windex *w = calloc(1, sizeof *w);
+    if (!w || !(w->all = fbf_qindex_create()) || !(w->byres = fbf_qindex_create())) {
+        fbf_bf_windex_destroy(w);
+        return NULL;
+    }
+    return w;
+}
+
+void fbf_bf_windex_destroy(fbf_bf_windex *w)
+{
+    if (!w)
+        return;
+    fbf_qindex_destroy(w->all);
+    fbf_qindex_destroy(w->byres);
+    free(w->root);
+    free(w->bits);
+    free(w);
+}
+
+static int grow(fbf_bf_windex *w, uint32_t r)
+{
+    if (r < w->cap)
+        return 0;
+    size_t cap = w->cap ? w->cap : 64;
+    while (cap <= r)
+        cap *= 2;
+    uint32_t *root = realloc(w->root, cap * sizeof *root);
+    if (!root)
+        return -ENOMEM;
+    w->root = root;
+    uint64_t *bits = realloc(w->bits, cap / 64 * sizeof *bits);
+    if (!bits)
+        return -ENOMEM;
+    w->bits = bits;
+    memset(root + w->cap, 0, (cap - w->cap) * sizeof *root);
+    memset(bits + w->cap / 64, 0, (cap - w->cap) / 64 * sizeof *bits);
+    w->cap = cap;
+    return 0;
+}
+
+int fbf_bf_windex_add(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h)
+{
+    uint32_t r = fbf_sched_job(s, h)->res;
+    if (grow(w, r) < 0 || fbf_qindex_insert(w->all, s, h) < 0)
+        return -ENOMEM;
+    if (fbf_qindex_insert_at(w->byres, s, &w->root[r], h) < 0) {
+        fbf_qindex_remove(w->all, s, h);
+        return -ENOMEM;
+    }
+    w->bits[r / 64] |= 1ull << (r % 64);
+    return 0;
+}
+
+void fbf_bf_windex_remove(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h)
+{
+    if (!fbf_qindex_contains(w->all, h))
+        return;
+    uint32_t r = fbf_sched_job(s, h)->res;
+    fbf_qindex_remove(w->all, s, h);
+    fbf_qindex_remove_at(w->byres, s, &w->root[r], h);
+    if (!w->root[r])
+        w->bits[r / 64] &= ~(1ull << (r % 64));
+}
+
+void fbf_bf_windex_update(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h)
+{
+    if (!fbf_qindex_contains(w->all, h))
+        return;
+    fbf_qindex_update(w->all, s, h);
+    fbf_qindex_update_at(w->byres, s, w->root[fbf_sched_job(s, h)->res], h);
+}
+
+/* The smallest r >= from with a tree, or w->cap. */
+static size_t next_class(const fbf_bf_windex *w, size_t from)
+{
+    if (from >= w->cap)
+        return w->cap;
+    size_t i = from / 64;
+    uint64_t m = w->bits[i] & (~0ull << (from % 64));
+    while (!m) {
+        if (++i == w->cap / 64)
+            return w->cap;
+        m = w->bits[i];
+    }
+    return i * 64 + (size_t)__builtin_ctzll(m);
+}
+
+typedef struct fit_ctx {
+    const fbf_profile *p;
+    double now;
+    uint32_t free;
+    int64_t floor;  /* min free() over [now, inf) */
+    uint32_t any;   /* min(free, floor): such a res fits any walltime */
+    size_t visits, budget;
+    bool spent;
+} fit_ctx;
+
+static bool charge(fit_ctx *c)
+{
+    if (++c->visits <= c->budget)
+        return true;
+    c->spent = true;
+    return false;
+}
+
+/* `all`: may the subtree hold a job of res <= any? */
+static bool small_enough(void *arg, const fbf_qagg *a)
+{
+    fit_ctx *c = arg;
+    return charge(c) && a->min_res <= c->any;
+}
+
+/* `byres` (one res value per tree): may the subtree hold a job that fits?
+ * On a job's own values this is fits() itself. */
+static bool may_fit(void *arg, const fbf_qagg *a)
+{
+    fit_ctx *c = arg;
+    if (!charge(c) || a->min_res > c->free)
+        return false;
+    if (a->min_wall == 0 || (int64_t)a->min_res <= c->floor)
+        return true;
+    return fbf_profile_min_free(c->p, c->now, a->min_wall) >= (int64_t)a->min_res;
+}
+
+int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error *err)
+{
+    fbf_bf_windex *w = b->wq;
+    size_t n = fbf_sched_nb_waiting(s), lg = 1;
+    while ((size_t)1 << lg < n)
+        lg++;
+    fit_ctx c = {.p = b->p, .now = fbf_sched_now(s), .budget = n / 8 + 16 * lg};
+    fbf_job_h after = last;
+    for (;;) {
+        c.free = fbf_sched_free(s);
+        if (c.free == 0)
+            return 0;
+        c.floor = fbf_profile_min_free(b->p, c.now, INFINITY);
+        c.any = c.floor <= 0 ? 0 : c.floor < c.free ? (uint32_t)c.floor : c.free;
+        fbf_job_h best = FBF_JOB_NONE;
+        if (c.any > 0)
+            best = fbf_qindex_next(w->all, s, after, small_enough, &c);
+        /* (r < cap always holds here: the first reserved job waits with
+         * res > free, and it is indexed; the test keeps that local.) */
+        for (size_t r = next_class(w, (size_t)c.any + 1);
+             r < w->cap && r <= c.free && !c.spent; r = next_class(w, r + 1)) {
+            fbf_job_h h = fbf_qindex_next_at(w->byres, s, w->root[r], after, may_fit, &c);
+            if (h != FBF_JOB_NONE &&
+                (best == FBF_JOB_NONE ||
+                 fbf_job_key_cmp(fbf_sched_job(s, h), fbf_sched_job(s, best)) < 0))
+                best = h;
+        }
+        if (c.spent) { /* too many classes for this queue: finish plainly */
+            atomic_fetch_add(&fallbacks, 1);
+            return fbf_backfill_plain_scan(b, s, after, true, err);
+        }
+        if (best == FBF_JOB_NONE)
+            return 0;
+        int rc = fbf_backfill_start_job(b, s, best, FBF_START_BACKFILLED, err);
+        if (rc < 0)
+            return rc;
+        after = best;
+        c.budget += 16 * lg;
+    }
+}
