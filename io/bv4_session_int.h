@@ -1,0 +1,43 @@
+/*
+ * bv4_session_int: the session's state, shared by its two halves:
+ * bv4_session.c (requests: checking and applying events) and bv4_reply.c
+ * (replies: decisions in D0 order, registrations, queries, answers).
+ * Not part of the public API.
+ */
+#ifndef FBF_BV4_SESSION_INT_H
+#define FBF_BV4_SESSION_INT_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
+#include "io/bv4_fetch.h"
+#include "io/bv4_session.h"
+#include "io/json_arena.h"
+
+struct fbf_bv4_session {
+    fbf_bv4_options opt;
+    fbf_engine *engine;
+    bool begun, ended;
+    bool dynamic_jobs;  /* Batsim waits for registration_finished */
+    bool notified_registration;
+    bool no_more_static, no_more_external;
+    double last_call; /* the latest CALL_ME_LATER sent, NAN before any */
+    fbf_json_arena *arena; /* holds the request being handled */
+    fbf_bv4_fetch *fetch;  /* Redis mode: job descriptions from the store */
+    char *reply; /* reused across messages; grows when a reply outgrows it */
+    size_t reply_cap;
+    unsigned long nb_messages;
+    bool query_due, final_query; /* query_energy */
+    double energy; /* the last consumed_energy answered, NAN before */
+};
+
+/* Builds the reply of the decision point just decided into *out (the
+ * caller deletes it): the engine's decisions in D0 order, with tags,
+ * registrations, notifications, queries and the answers, every event
+ * stamped now. Takes the events out of registrations and answers. */
+int fbf_bv4_reply_build(fbf_bv4_session *s, cJSON *registrations, cJSON *answers, cJSON **out);
+
+/* Prints out into the session's reply buffer. 0 or -ENOMEM. */
+int fbf_bv4_reply_print(fbf_bv4_session *s, cJSON *out);
+
+#endif
