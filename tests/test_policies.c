@@ -430,7 +430,11 @@ static void test_depth2_vs_conservative(void **state)
 
 /* ---- random workloads against the reference -------------------------------- */
 
+#ifdef FBF_TEST_UNDER_TSAN
+#define NB_WORKLOADS 40 /* see CMakeLists.txt */
+#else
 #define NB_WORKLOADS 200
+#endif
 #define MAX_JOBS 300
 
 static int cmp_results(const ref_result *a, const ref_result *b, size_t n, size_t *first)
