@@ -306,9 +306,11 @@ def main():
     if deep:
         k = env.get("exchanges", "?")
         w("## Deep queues (1 worker, over the socket)\n")
-        w(f"Each run: the submission burst of N jobs, then the first {k} exchanges "
-          f"(`fastbf-replay --max-exchanges {k}`), so every decision measured is made with "
-          f"about N jobs waiting. *vs fcfs*: ratio to fcfs (the floor) at the same depth. "
+        w(f"Each run: SIMULATION_BEGINS, {k} exchanges (`fastbf-replay --max-exchanges {k}`; "
+          f"the first delivers the submission burst of N jobs), then SIMULATION_ENDS, so every "
+          f"decision measured is made with about N jobs waiting. Latency percentiles: the "
+          f"replayer's, over all {k} + 2 exchanges. *vs fcfs*: ratio to fcfs (the floor) at the "
+          f"same depth. "
           f"**†**: the run went over its limit; the figure comes from the times of the "
           f"exchanges it made after the burst in `fastbf --verbose` (one full cycle each: "
           f"fastbf, the transport and the replayer's turn).\n")
@@ -354,7 +356,8 @@ def main():
                          f"with points pt 6 ps 2 lw 2 lc {i}"))
             for key, style in (("p50", "lw 2 pt 7"), ("p99", "dt 2 pt 6")):
                 pts = [(c["depth"], lat_of(c, key)[0]) for c in cs if c and lat_of(c, key)[0]]
-                lat.append((f"{p} {key}", pts, f"with linespoints {style} lc {i}"))
+                dag = " (some †)" if any(c and lat_of(c, key)[1] for c in cs) else ""
+                lat.append((f"{p} {key}{dag}", pts, f"with linespoints {style} lc {i}"))
         floor = echo_p50(res)
         xr = f"set xrange [{deep[0] / 2}:{deep[-1] * 2}]\nset format x '10^{{%T}}'\n"
         extra = xr + (f"set yrange [{floor / 2}:*]\n"
