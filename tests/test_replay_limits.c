@@ -276,7 +276,7 @@ static void test_verbose_times(void **state)
     }
     regfree(&re);
     free(text);
-    /* BEGINS, t = 0, 10, 20, ..., 100, 1000, 1005, ENDS. */
+    /* BEGINS, t = 0, the ten ends (10, 20, 40, ..., 300), 1000, 1005, ENDS. */
     assert_int_equal(lines, 15);
 }
 
