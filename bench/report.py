@@ -36,10 +36,12 @@ def load_cases(res):
         elif c["status"] == "ok":
             c["wall"] = (c["elapsed_s"], None, 1)
         s = c.get("summary")
-        if s:
-            c["per_exchange"] = s["wall_s"]["scheduler"] / max(1, s["exchanges"])
-        elif c["status"] == "over":
+        if kind == "deep" or (not s and c["status"] == "over"):
+            # fastbf's log: the mean exchange after the submission burst
+            # (a deep run's burst would swamp a mean over K exchanges).
             c["per_exchange"] = c.get("progress", {}).get("s_per_exchange_after_burst")
+        elif s:
+            c["per_exchange"] = s["wall_s"]["scheduler"] / max(1, s["exchanges"])
         cases.append(c)
     return cases
 
@@ -136,6 +138,36 @@ def wall_of(c):
     return c["wall"][0] if c and c.get("wall") else None
 
 
+def lat_of(c, key):
+    """(seconds, from_log) of a deep case's latency percentile key ("p50",
+    "p99"): the replayer's (summary.json) when the run completed, else the
+    times of the exchanges after the burst in fastbf's log (†)."""
+    if not c:
+        return None, False
+    if c.get("summary"):
+        return c["summary"]["latency_s"][key], False
+    v = c.get("progress", {}).get(f"{key}_after_burst")
+    return (v, True) if v else (None, False)
+
+
+def lat_ratio(a, b, key):
+    """a's latency percentile over b's, both from the same source: the
+    replayer's when both completed, else fastbf's logs."""
+    if not a or not b:
+        return None
+    if a.get("summary") and b.get("summary"):
+        x, y = a["summary"]["latency_s"][key], b["summary"]["latency_s"][key]
+    else:
+        x = a.get("progress", {}).get(f"{key}_after_burst")
+        y = b.get("progress", {}).get(f"{key}_after_burst")
+    return x / y if x and y else None
+
+
+def lat_cell(c, key):
+    v, from_log = lat_of(c, key)
+    return fmt_s(v) + (" †" if from_log else "") if v else "—"
+
+
 # ---------------------------------------------------------------- plots
 def series_file(pdir, name, rows):
     path = os.path.abspath(os.path.join(pdir, name + ".dat"))
@@ -224,21 +256,22 @@ def main():
       "number of request/reply exchanges (`wall_s.scheduler / exchanges` in "
       "`summary.json`): the mean cost of one decision point as Batsim would see it, "
       "transport included. Over the socket this includes a ZeroMQ round trip (see the "
-      "transport floor).")
+      "transport floor). Deep queues give instead the mean exchange after the submission "
+      "burst, from fastbf's log (below).")
     w("- *vs fcfs*: ratio to fcfs on the same workload and transport, the floor (the "
       "cheapest correct scheduler).")
     w("- *latency p50 / p99*: per-exchange latency percentiles printed by `fastbf-replay`.")
     w("- *peak RSS*: peak resident memory (`/usr/bin/time` %M, or VmHWM at the limit) of the "
       "`fastbf` process (socket), or of the replay process that hosts the session (in-process).")
     w("- Deep queues: `fastbf-gen --mode deep --jobs N --seed 1` submits all N jobs at t = 0 "
-      "on 1024 resources; the replay runs until every job has completed, so the queue drains "
-      "from about N to 0 (a completed run's per-exchange figure is a mean over depths N..0). "
-      "A run over the limit is killed and reported, not failed: **†** marks its per-exchange "
-      "figure, the mean over the exchanges made after the submission burst until the limit "
-      "(read from `fastbf --verbose`, sampled every 0.1 s), while the queue went from about N "
-      "to the number still waiting shown. Once a policy and worker count is over the limit at "
-      "one depth, deeper queues are not run (every backfilling decision at least scans the "
-      "queue), except with 1 worker while the run still got past the burst.\n")
+      f"on 1024 resources; each run makes the submission burst, then the first "
+      f"{env.get('exchanges', '?')} exchanges (`--max-exchanges`) and ends with "
+      "SIMULATION_ENDS, so the queue stays at about N and the latency percentiles are those "
+      "of decisions at that depth. A run over the limit is killed and reported, not failed: "
+      "**†** marks figures taken from the exchanges it made after the burst, from the +T "
+      "times of `fastbf --verbose` (exact, one full cycle each). Once a policy and worker "
+      "count is over the limit at one depth, deeper queues are not run, except with 1 worker "
+      "while the run still got past the burst.\n")
 
     echo = os.path.join(res, "echo.txt")
     if os.path.exists(echo):
@@ -271,7 +304,16 @@ def main():
     # Deep queues, 1 worker
     plots = {}
     if deep:
+        k = env.get("exchanges", "?")
         w("## Deep queues (1 worker, over the socket)\n")
+        w(f"Each run: SIMULATION_BEGINS, {k} exchanges (`fastbf-replay --max-exchanges {k}`; "
+          f"the first delivers the submission burst of N jobs), then SIMULATION_ENDS, so every "
+          f"decision measured is made with about N jobs waiting. Latency percentiles: the "
+          f"replayer's, over all {k} + 2 exchanges. *vs fcfs*: ratio to fcfs (the floor) at the "
+          f"same depth. "
+          f"**†**: the run went over its limit; the figure comes from the times of the "
+          f"exchanges it made after the burst in `fastbf --verbose` (one full cycle each: "
+          f"fastbf, the transport and the replayer's turn).\n")
         rows = []
         for n in deep:
             floor = idx.get(("deep", str(n), "fcfs", "socket", 1))
@@ -279,26 +321,43 @@ def main():
                 c = idx.get(("deep", str(n), p, "socket", 1))
                 if not c:
                     continue
-                s, rss = c.get("summary"), c.get("sched_rss_kib")
-                rows.append([f"{n:,}", p, wall_cell(c), fmt_ratio(wall_of(c), wall_of(floor)),
-                             exch_cell(c), fmt_ratio(c.get("per_exchange"), floor and floor.get("per_exchange")),
-                             f"{s['exchanges']:,}" if s else "—", latency(c, "p50"), latency(c, "p99"),
+                pr, rss = c.get("progress", {}), c.get("sched_rss_kib")
+                r50, r99 = lat_ratio(c, floor, "p50"), lat_ratio(c, floor, "p99")
+                rows.append([f"{n:,}", p, wall_cell(c),
+                             f"{pr['exchanges_after_burst']:,}" if "exchanges_after_burst" in pr else "—",
+                             lat_cell(c, "p50"), f"{r50:.3g}×" if r50 else "—",
+                             lat_cell(c, "p99"), f"{r99:.3g}×" if r99 else "—",
+                             fmt_s(c.get("per_exchange")), fmt_s(pr.get("burst_s")),
                              fmt_kib(rss), f"{rss * 1024 / n:,.0f} B" if rss else "—"])
-        w(table(["jobs pending", "policy", "wall", "vs fcfs", "per exchange", "vs fcfs",
-                 "exchanges", "latency p50", "latency p99", "fastbf peak RSS", "RSS per pending job"], rows))
+        w(table(["jobs pending", "policy", "wall", "exchanges after the burst", "latency p50",
+                 "vs fcfs", "latency p99", "vs fcfs", "mean exchange after the burst (log)",
+                 "burst (log)", "fastbf peak RSS", "RSS per pending job"], rows))
+        w("")
+        top = deep[-1]
+        floor = idx.get(("deep", str(top), "fcfs", "socket", 1))
+        w(f"**Target** (EASY and conservative p50 at most 2× the fcfs floor at 1,000,000 "
+          f"pending), at the deepest queue run here, {top:,}:\n")
+        for p in ("easy", "conservative"):
+            c = idx.get(("deep", str(top), p, "socket", 1))
+            r = lat_ratio(c, floor, "p50")
+            w(f"- {p}: " + (f"p50 {lat_cell(c, 'p50')} against fcfs {lat_cell(floor, 'p50')}: "
+                            f"**{r:.3g}×**, {'met' if r <= 2 else 'NOT met'}" if r else
+                            "not measured (" + (wall_cell(c) if c else "no case") + ")"))
         w("")
 
         done, part, lat = [], [], []
         for i, p in enumerate(POLICIES, 1):
             cs = [idx.get(("deep", str(n), p, "socket", 1)) for n in deep]
             done.append((f"{p}", [(c["depth"], c["per_exchange"]) for c in cs
-                                  if c and c["status"] == "ok"], f"with linespoints lw 2 pt 7 lc {i}"))
+                                  if c and c["status"] == "ok" and c.get("per_exchange")],
+                         f"with linespoints lw 2 pt 7 lc {i}"))
             part.append((f"{p} † (over the limit)", [(c["depth"], c["per_exchange"]) for c in cs
                          if c and c["status"] == "over" and c.get("per_exchange")],
                          f"with points pt 6 ps 2 lw 2 lc {i}"))
             for key, style in (("p50", "lw 2 pt 7"), ("p99", "dt 2 pt 6")):
-                lat.append((f"{p} {key}", [(c["depth"], c["summary"]["latency_s"][key]) for c in cs
-                                           if c and c.get("summary")], f"with linespoints {style} lc {i}"))
+                pts = [(c["depth"], lat_of(c, key)[0]) for c in cs if c and lat_of(c, key)[0]]
+                dag = " (some †)" if any(c and lat_of(c, key)[1] for c in cs) else ""
+                lat.append((f"{p} {key}{dag}", pts, f"with linespoints {style} lc {i}"))
         floor = echo_p50(res)
         xr = f"set xrange [{deep[0] / 2}:{deep[-1] * 2}]\nset format x '10^{{%T}}'\n"
         extra = xr + (f"set yrange [{floor / 2}:*]\n"
@@ -306,9 +365,10 @@ def main():
                  f"set label 'ZeroMQ echo p50' at graph 0.02,first {floor} offset 0,0.6 tc rgb 'gray'"
                  if floor else "")
         plots["decision"] = plot(pdir, datdir, "decision-cost",
-                                 "Mean time per exchange vs queue depth (1 worker, socket)",
+                                 f"Mean exchange after the burst vs queue depth (first {k}, 1 worker, socket)",
                                  "jobs pending at t = 0", "seconds per exchange", done + part, extra=extra)
-        plots["latency"] = plot(pdir, datdir, "latency", "Exchange latency vs queue depth (1 worker, socket)",
+        plots["latency"] = plot(pdir, datdir, "latency",
+                                f"Exchange latency vs queue depth (first {k} exchanges, 1 worker, socket)",
                                 "jobs pending at t = 0", "latency (s)", lat, extra=xr)
         mem = [(p, [(c["depth"], c["sched_rss_kib"] * 1024 / c["depth"]) for c in
                     (idx.get(("deep", str(n), p, "socket", 1)) for n in deep)
@@ -320,12 +380,11 @@ def main():
     # Workers
     if len(workers) > 1:
         w("## Worker threads (`--workers`, deep queues, socket)\n")
-        w(f"Speedup = time at 1 worker / time at W workers: wall time when both runs completed, "
-          f"else the † per-exchange figure when both were over the limit. "
-          f"This machine has {cores} cores: worker counts above that (marked *) are "
-          f"oversubscribed and show contention, not scaling. Speedups between two † figures are "
-          f"indicative only: the faster run got further down the queue, where exchanges are "
-          f"cheaper.\n")
+        w(f"Each cell: latency p50 over the first {env.get('exchanges', '?')} exchanges after the "
+          f"burst (as in the table above; † from fastbf's log), and the speedup = p50 at 1 "
+          f"worker / p50 at W workers, both from the same source. This machine has {cores} "
+          f"cores: worker counts above that (marked *) are oversubscribed and show contention, "
+          f"not scaling.\n")
         rows, sp = [], []
         for p in ("easy", "conservative"):
             for n in deep:
@@ -335,13 +394,8 @@ def main():
                     c = idx.get(("deep", str(n), p, "socket", k))
                     if not c:
                         cells.append("—"); continue
-                    ratio = None
-                    if base and base["status"] == c["status"] == "ok":
-                        ratio = wall_of(base) / wall_of(c)
-                    elif base and base["status"] == c["status"] == "over" and base.get("per_exchange") and c.get("per_exchange"):
-                        ratio = base["per_exchange"] / c["per_exchange"]
-                    v = (wall_cell(c) if c["status"] == "ok" else exch_cell(c) if c["status"] == "over"
-                         else wall_cell(c))
+                    ratio = lat_ratio(base, c, "p50")
+                    v = lat_cell(c, "p50") if lat_of(c, "p50")[0] else wall_cell(c)
                     cells.append(v + (f", **{ratio:.2f}×**" if ratio else ""))
                     if ratio:
                         pts.append((k, ratio))
@@ -352,7 +406,7 @@ def main():
                                               for k in workers], rows))
         w("")
         plots["speedup"] = plot(pdir, datdir, "speedup", f"Speedup vs workers ({cores} cores)",
-                                "workers", "speedup vs 1 worker (higher is better)",
+                                "workers", "p50 speedup vs 1 worker (higher is better)",
                                 sp + [("ideal", [(k, k) for k in workers], "with lines dt 3 lc rgb 'gray'")],
                                 logx=True, logy=True, extra=f"set xrange [1:{max(workers)}]\n"
                                 f"set arrow from {cores},graph 0 to {cores},graph 1 nohead dt 2 lc rgb 'red'\n"
@@ -360,7 +414,7 @@ def main():
 
     if any(plots.values()):
         w("## Plots\n")
-        for key, title in (("decision", "Decision cost (mean time per exchange) vs queue depth"),
+        for key, title in (("decision", "Decision cost (mean exchange after the burst) vs queue depth"),
                            ("latency", "Exchange latency p50 / p99 vs queue depth"),
                            ("memory", "fastbf peak RSS per pending job vs queue depth"),
                            ("speedup", "Speedup vs workers")):

@@ -10,15 +10,21 @@ tools/bench.sh, all inside DIR:
   replay.rss    peak RSS (KiB) of the replay process (/usr/bin/time -o)
   sched.pid     socket cases: pid of `/usr/bin/time ... fastbf` ($$ then exec)
   sched.rss     socket cases: peak RSS (KiB) of fastbf (/usr/bin/time -o)
-  sched.log     socket cases: fastbf --verbose, one "now T: ..., W waiting"
-                line per exchange
+  sched.log     socket cases: fastbf --verbose, one line per exchange,
+                "fastbf: +T s now N: D decisions, W waiting, R running", T
+                the monotonic seconds since its first such line
 
 status: "ok" (replay exited 0), "over" (killed at the limit: NOT a failure;
 the progress made, read from sched.log, is recorded) or "failed".
+From sched.log, "progress" holds the time of each exchange after the
+submission burst (the difference between its +T and the one before: fastbf's
+decision, the transport and the replayer's turn, i.e. one full cycle): their
+count, mean, p50 and p99, exact whatever the sampling.
 Exit status: 0 for ok and over, 1 for failed, 2 for bad usage.
 """
 import argparse
 import json
+import math
 import os
 import re
 import signal
@@ -27,15 +33,16 @@ import sys
 import time
 
 POLL_S = 0.1
-WAITING = re.compile(rb"now [0-9.]+: \d+ decisions, (\d+) waiting")
+LINE = re.compile(rb"^fastbf: \+([0-9.]+) s now [0-9.]+: \d+ decisions, (\d+) waiting")
 
 
 class LogWatcher:
-    """Follows sched.log as it grows: exchanges seen so far, and when."""
+    """Follows sched.log as it grows: exchanges seen so far, when (our
+    clock, sampled), and fastbf's own +T of each."""
 
     def __init__(self, path):
         self.path, self.offset, self.tail = path, 0, b""
-        self.exchanges, self.waiting, self.samples = 0, None, []
+        self.exchanges, self.waiting, self.samples, self.times = 0, None, [], []
 
     def poll(self, t):
         try:
@@ -48,10 +55,11 @@ class LogWatcher:
         lines = (self.tail + data).split(b"\n")
         self.tail = lines.pop()
         for line in lines:
-            m = WAITING.search(line)
+            m = LINE.search(line)
             if m:
                 self.exchanges += 1
-                self.waiting = int(m.group(1))
+                self.times.append(float(m.group(1)))
+                self.waiting = int(m.group(2))
         self.samples.append((t, self.exchanges))
 
 
@@ -81,16 +89,26 @@ def fastbf_hwm_kib(case_dir):
     return None
 
 
-def progress(watch, elapsed):
-    """Exchanges made; mean time per exchange after the submission burst."""
+def rank(sorted_v, q):
+    """Nearest-rank percentile (the ceil(q n)-th smallest), as fastbf-replay."""
+    return sorted_v[max(1, math.ceil(q * len(sorted_v))) - 1] if sorted_v else None
+
+
+def progress(watch, ended):
+    """Exchanges made; times of the exchanges after the submission burst.
+    ended: the replay exited 0, so the last line is SIMULATION_ENDS's."""
     p = {"exchanges": watch.exchanges, "waiting_last": watch.waiting}
-    # Exchange 1 is SIMULATION_BEGINS, exchange 2 the burst of every job.
+    # Line 1 is SIMULATION_BEGINS, line 2 the burst of every job.
     burst = next((t for t, n in watch.samples if n >= 2), None)
     if burst is not None:
         p["burst_done_s"] = round(burst, 3)
-        after = watch.exchanges - 2
-        p["exchanges_after_burst"] = after
-        p["s_per_exchange_after_burst"] = (elapsed - burst) / after if after > 0 else None
+    t = watch.times
+    if len(t) >= 2:
+        p["burst_s"] = t[1] - t[0]
+        d = sorted(b - a for a, b in zip(t[1:], t[2:len(t) - (1 if ended else 0)]))
+        p["exchanges_after_burst"] = len(d)
+        p["s_per_exchange_after_burst"] = sum(d) / len(d) if d else None
+        p["p50_after_burst"], p["p99_after_burst"] = rank(d, 0.5), rank(d, 0.99)
     return p
 
 
@@ -138,7 +156,7 @@ def main():
             "sched_rss_kib": hwm_at_limit if status == "over" else
             read_kib(os.path.join(a.dir, "sched.rss"))}
     if os.path.exists(os.path.join(a.dir, "sched.log")):
-        case["progress"] = progress(watch, elapsed)
+        case["progress"] = progress(watch, status == "ok")
     try:
         with open(os.path.join(a.dir, "summary.json")) as f:
             case["summary"] = json.load(f)

@@ -26,6 +26,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "io/bv4_check.h"
 #include "io/json_stream.h"
@@ -415,9 +416,18 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
     if (rc < 0)
         return rc;
     if (s->opt.log) {
+        /* +T: monotonic seconds since the first of these lines in this
+         * process, so that per-exchange times are exact differences
+         * (tools/bench.sh). One thread drives a session. */
+        static struct timespec t0;
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t0.tv_sec == 0 && t0.tv_nsec == 0)
+            t0 = t;
         size_t n;
         fbf_engine_decisions(s->engine, &n);
-        fprintf(s->opt.log, "fastbf: now %.6f: %zu decisions, %zu waiting, %zu running\n", now,
+        fprintf(s->opt.log, "fastbf: +%.6f s now %.6f: %zu decisions, %zu waiting, %zu running\n",
+                (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9, now,
                 n, fbf_engine_nb_waiting(s->engine), fbf_engine_nb_running(s->engine));
     }
     *reply = s->reply;

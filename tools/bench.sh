@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # fastbf's whole-process benchmarks: builds a Release build in build-bench/,
-# replays the bundled traces (data/) and deep queues made by fastbf-gen under
-# fcfs, easy and conservative (in-process and over ZeroMQ, 1..16 workers),
-# each case under a time limit, times them with hyperfine, runs the Google
-# Benchmark micro-benchmarks, then writes bench/RESULTS.md and bench/plots/.
-# See bench/README.md ("Whole-process benchmarks").
-# Usage: bash tools/bench.sh [--quick] [--limit SECONDS] [--no-install]
+# replays the bundled traces (data/) and the first K exchanges of deep queues
+# made by fastbf-gen under fcfs, easy and conservative (in-process and over
+# ZeroMQ, 1..16 workers), each case under a time limit, times them with
+# hyperfine, runs the Google Benchmark micro-benchmarks, then writes
+# bench/RESULTS.md and bench/plots/. See bench/README.md.
+# Usage: bash tools/bench.sh [--quick] [--limit SECONDS] [--exchanges K] [--no-install]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
-mode=full limit= install=1
+mode=full limit= install=1 exchanges=200
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) mode=quick ;;
     --limit) [ $# -ge 2 ] || die "--limit needs a number of seconds"; limit=$2; shift ;;
+    --exchanges) [ $# -ge 2 ] || die "--exchanges needs a number"; exchanges=$2; shift ;;
     --no-install) install=0 ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown option '$1' (try --help)" ;;
@@ -34,6 +35,7 @@ else
     mb_filter='-conservative/workers:./waiting:100000' # all but two ~40 s cases
 fi
 [[ "$limit" =~ ^[0-9]+$ && "$limit" -gt 0 ]] || die "--limit: '$limit' is not a whole number of seconds > 0"
+[[ "$exchanges" =~ ^[0-9]+$ && "$exchanges" -gt 0 ]] || die "--exchanges: '$exchanges' is not a whole number > 0"
 floor_limit=$((limit * 4))
 workers="1 2 4 8 16"
 
@@ -67,6 +69,7 @@ floor_limit_s=$floor_limit
 runs=$runs
 repeat_s=$repeat_s
 depths="$depths"
+exchanges=$exchanges
 workers="$workers"
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -144,7 +147,10 @@ for tr in "${traces[@]}"; do
     done
 done
 
-echo "== deep queues (fastbf-gen --mode deep; limit ${limit}s, fcfs ${floor_limit}s)"
+# Each deep case is the submission burst of N jobs and then the first K
+# exchanges (--max-exchanges): decisions at about N waiting, which a full
+# drain would average away down to 0.
+echo "== deep queues (fastbf-gen --mode deep, first $exchanges exchanges; limit ${limit}s, fcfs ${floor_limit}s)"
 declare -A over_at=()
 for n in $depths; do
     wl=$build/workloads/deep-$n.swf.gz
@@ -161,13 +167,15 @@ for n in $depths; do
             continue
         fi
         case_run "$name" "$lim" \
-            "$build/fastbf-replay" "$wl" --timeout $((lim + 10)) --out "$res/cases/$name" \
+            "$build/fastbf-replay" "$wl" --max-exchanges "$exchanges" --timeout $((lim + 10)) \
+            --out "$res/cases/$name" \
             --scheduler "$(sched_cmd "$res/cases/$name" --policy "$p" --workers "$w")" -- \
-            "$build/fastbf-replay" "$wl" --timeout $((lim + 10)) \
-            --scheduler "$bin/fastbf --policy $p --workers $w"
+            "$build/fastbf-replay" "$wl" --max-exchanges "$exchanges" --timeout $((lim + 10)) \
+            --quiet --scheduler "$bin/fastbf --policy $p --workers $w"
         # Over the limit: deeper queues are over too, so skip them; but keep
         # going with 1 worker while the run still made exchanges after the
-        # burst (its † figure is the decision cost at that depth).
+        # burst (their times, from the log, are the decision cost at that
+        # depth: the † figures).
         if python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))
 sys.exit(c["status"] == "over" and not (sys.argv[2] == "1" and
          c.get("progress", {}).get("exchanges_after_burst", 0) > 0))' \

@@ -7,7 +7,8 @@
  * reply checking in validate.c, transports in transport_*.c, figures and
  * files in output.c (replay.h says how they fit).
  *
- * Exit codes: 0 the run ended with SIMULATION_ENDS; 2 a bad option or
+ * Exit codes: 0 the run ended with SIMULATION_ENDS (every job done, or
+ * --max-exchanges reached); 2 a bad option or
  * input, a protocol violation by the scheduler, a scheduler that died, hung
  * or failed; 3 a deadlock (jobs wait and nothing can happen); 1 internal
  * (out of memory, outputs not writable).
@@ -49,6 +50,7 @@ typedef struct options {
     fbf_wl_read_options read;
     bool energy;
     fbf_energy_config ecfg;
+    long long max_exchanges; /* --max-exchanges K; 0 = until every job is done */
 } options;
 
 static void usage(FILE *f)
@@ -110,6 +112,14 @@ static void usage(FILE *f)
 "    --switch-delays F:N  seconds to switch off and on (default 0:0)\n"
 "    --compute-pstate P, --sleep-pstate P  (default 0 and 1)\n"
 "  --timeout S            seconds to wait for one reply (default 60)\n"
+"  --max-exchanges K      end the run cleanly after K exchanges following\n"
+"                         SIMULATION_BEGINS (K >= 1): SIMULATION_ENDS is sent\n"
+"                         even though jobs still wait or run, and the summary\n"
+"                         says TRUNCATED with the jobs done, waiting and running;\n"
+"                         every figure is then over the done jobs only and\n"
+"                         out_jobs.csv lists only them (waiting and running jobs\n"
+"                         are left out; summary.json counts them). Latency then\n"
+"                         shows decisions at about the full queue depth\n"
 "  --out DIR              write DIR/out_jobs.csv (Batsim's columns) and DIR/summary.json\n"
 "  --quiet                no summary on stdout\n"
 "  --echo-bench N         time N round trips of a bare ZeroMQ echo loop and exit\n"
@@ -120,9 +130,9 @@ static void usage(FILE *f)
 "sum(res * run) / (nb_res * makespan); latency percentiles are exact (nearest\n"
 "rank) over every exchange.\n"
 "\n"
-"Exit status: 0 success; 2 bad option or input, or a scheduler that broke the\n"
-"protocol, died or stopped answering; 3 deadlock (stuck jobs are listed);\n"
-"1 internal error.\n");
+"Exit status: 0 success (a run cut by --max-exchanges too); 2 bad option or\n"
+"input, or a scheduler that broke the protocol, died or stopped answering;\n"
+"3 deadlock (stuck jobs are listed); 1 internal error.\n");
 }
 
 static int bad(const char *fmt, const char *arg)
@@ -220,7 +230,7 @@ static int parse_options(int argc, char **argv, options *o)
     enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
            O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
            O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_DYN, O_ACK, O_FWD, O_QUERY, O_REDIS,
-           O_ENERGY };
+           O_ENERGY, O_MAX_EXCH = O_ENERGY + 5 };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
@@ -248,6 +258,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"switch-delays", required_argument, NULL, O_ENERGY + 2},
         {"compute-pstate", required_argument, NULL, O_ENERGY + 3},
         {"sleep-pstate", required_argument, NULL, O_ENERGY + 4},
+        {"max-exchanges", required_argument, NULL, O_MAX_EXCH},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -330,6 +341,11 @@ static int parse_options(int argc, char **argv, options *o)
         case O_ENERGY + 4:
             if (parse_energy_option(c - O_ENERGY, optarg, &o->ecfg) < 0)
                 return bad("%s: expected I:B:S[:W] watts, F:N seconds or a pstate number", optarg);
+            break;
+        case O_MAX_EXCH:
+            if (!parse_i64(optarg, 1, &v))
+                return bad("--max-exchanges '%s': not an integer >= 1", optarg);
+            o->max_exchanges = v;
             break;
         case O_HELP: usage(stdout); return FBF_EXIT_OK;
         case O_VERSION: printf("fastbf-replay %s\n", FBF_VERSION); return FBF_EXIT_OK;
@@ -437,7 +453,8 @@ static int run(const options *o)
                              .redis = redis,
                              .redis_host = o->redis_host,
                              .redis_port = o->redis_port,
-                             .energy = o->energy ? &o->ecfg : NULL};
+                             .energy = o->energy ? &o->ecfg : NULL,
+                             .max_exchanges = (size_t)o->max_exchanges};
     int rc = fbf_replay_init(&r, wl, &cfg, &err);
     if (rc) {
         fprintf(stderr, "fastbf-replay: %s\n", err.text);

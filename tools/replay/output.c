@@ -27,6 +27,12 @@
  *   prediction error  |predicted start - actual start| over started jobs
  *                 whose answer was a time (mean and max; "exact" within 1e-6 s)
  *
+ * A truncated run (--max-exchanges, jobs still waiting or running at its
+ * SIMULATION_ENDS): every figure is over the jobs that are done (completed
+ * or killed): makespan from the first of their submissions, jobs/s counts
+ * them only, and out_jobs.csv lists them only (waiting and running jobs are
+ * left out, summary.json counts them); the summary says TRUNCATED.
+ *
  * Invariant: nothing here changes the simulation state except sorting the
  * latency samples, which stats_compute does once at the end.
  */
@@ -40,6 +46,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+
+/* The clock of every wall-time figure (exchanges, the whole run). */
+double fbf_replay_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static int float_cmp(const void *a, const void *b)
 {
@@ -65,7 +80,7 @@ void fbf_replay_stats_compute(fbf_replay *r, fbf_replay_stats *st)
     for (size_t i = 0; i < r->wl->nb_jobs; i++) {
         const fbf_rjob *j = &r->jobs[i];
         const fbf_wl_job *w = &r->wl->jobs[i];
-        if (j->state == FBF_RJ_PENDING)
+        if (j->state == FBF_RJ_PENDING || (r->truncated && j->state != FBF_RJ_DONE))
             continue;
         if (w->subtime < first)
             first = w->subtime;
@@ -111,7 +126,8 @@ void fbf_replay_stats_compute(fbf_replay *r, fbf_replay_stats *st)
     st->lat_p99 = rank(r->lat, r->nlat, 0.99);
     st->lat_max = r->nlat ? r->lat[r->nlat - 1] : 0;
     st->lat_mean = r->nlat ? sum / (double)r->nlat : 0;
-    st->jobs_per_s = r->wall_total > 0 ? (double)r->wl->nb_jobs / r->wall_total : 0;
+    size_t jobs = r->truncated ? r->done : r->wl->nb_jobs;
+    st->jobs_per_s = r->wall_total > 0 ? (double)jobs / r->wall_total : 0;
 }
 
 void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st, const char *label,
@@ -121,6 +137,13 @@ void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st, c
     fprintf(out, "workload     %s (%zu jobs, %u resources)\n", wl->path ? wl->path : wl->name,
             wl->nb_jobs, r->cfg.nb_res);
     fprintf(out, "scheduler    %s\n", label);
+    if (r->truncated) {
+        fprintf(out, "TRUNCATED    stopped after %zu exchanges: %zu jobs done, %zu waiting, "
+                "%zu running", r->cfg.max_exchanges, r->done, r->waiting, r->running);
+        if (r->next_sub < r->nb_static)
+            fprintf(out, ", %zu not submitted yet", r->nb_static - r->next_sub);
+        fprintf(out, "; the figures below are over the %zu done jobs only\n", r->done);
+    }
     fprintf(out,
             "jobs         %zu submitted, %zu completed (%zu successfully, %zu at walltime), "
             "%zu killed, %zu rejected, %zu skipped\n",
@@ -243,6 +266,16 @@ static int write_json(const fbf_replay *r, const fbf_replay_stats *st, const cha
     cJSON_AddNumberToObject(jobs, "skipped", (double)fbf_workload_skipped_total(r->wl));
     cJSON_AddNumberToObject(jobs, "registered", (double)r->registered);
     cJSON_AddNumberToObject(jobs, "registration_reopenings", (double)r->continues);
+    /* waiting, running, not_submitted: 0 unless truncated (--max-exchanges). */
+    cJSON_AddNumberToObject(jobs, "done", (double)r->done);
+    cJSON_AddNumberToObject(jobs, "waiting", (double)r->waiting);
+    cJSON_AddNumberToObject(jobs, "running", (double)r->running);
+    cJSON_AddNumberToObject(jobs, "not_submitted", (double)(r->nb_static - r->next_sub));
+    cJSON_AddBoolToObject(o, "truncated", r->truncated);
+    if (r->truncated)
+        cJSON_AddNumberToObject(o, "stopped_after_exchanges", (double)r->cfg.max_exchanges);
+    else
+        cJSON_AddNullToObject(o, "stopped_after_exchanges");
     if (r->cfg.query_wait) {
         cJSON *q = cJSON_AddObjectToObject(o, "predictions");
         cJSON_AddNumberToObject(q, "answers", (double)r->answered);

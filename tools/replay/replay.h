@@ -163,6 +163,8 @@ typedef struct fbf_replay_config {
     const char *redis_host; /* as the config tells the scheduler */
     int redis_port;
     const struct fbf_energy_config *energy; /* --energy (machines.h); NULL: off */
+    size_t max_exchanges; /* --max-exchanges: SIMULATION_ENDS after this many
+                           * exchanges past SIMULATION_BEGINS; 0: no limit */
 } fbf_replay_config;
 
 #define FBF_REPLAY_MAX_WORKLOADS 16
@@ -232,6 +234,8 @@ typedef struct fbf_replay {
     struct fbf_machines *mach; /* --energy (machines.h); NULL: off */
 
     fbf_error err;     /* why the run stopped, when it did not end well */
+    bool truncated;    /* ended by --max-exchanges with jobs not done: the
+                        * figures cover the done jobs only (output.c) */
 } fbf_replay;
 
 /* sim.c */

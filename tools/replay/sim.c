@@ -12,8 +12,9 @@
  * whose events are all delivered changes the job states at that moment
  * (a submitted job waits from then on, a completed job's resources are
  * free); the run ends with SIMULATION_ENDS only when every job is done or
- * rejected and the heap is empty, and as a deadlock when jobs still wait
- * with nothing left that could wake the scheduler.
+ * rejected and the heap is empty, or after --max-exchanges K exchanges
+ * (truncated: jobs may still wait or run), and as a deadlock when jobs
+ * still wait with nothing left that could wake the scheduler.
  */
 #include "tools/replay/replay.h"
 #include "tools/replay/machines.h"
@@ -23,14 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double fbf_replay_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---------- heap ---------- */
 
@@ -471,14 +464,8 @@ static int exchange(fbf_replay *r)
     double a = fbf_replay_now_s();
     int rc = fbf_transport_exchange(r->tr, r->msg.p, r->msg.len, &reply, &len, &terr);
     double b = fbf_replay_now_s();
-    if (r->nlat == r->lat_cap) {
-        size_t cap = r->lat_cap ? 2 * r->lat_cap : 4096;
-        float *l = realloc(r->lat, cap * sizeof *l);
-        if (!l)
-            return fbf_errorf(&r->err, -ENOMEM, "out of memory"), FBF_EXIT_INTERNAL;
-        r->lat = l;
-        r->lat_cap = cap;
-    }
+    if (!fbf_replay_grow((void **)&r->lat, &r->lat_cap, r->nlat + 1, sizeof *r->lat))
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory"), FBF_EXIT_INTERNAL;
     r->lat[r->nlat++] = (float)(b - a);
     r->wall_sched += b - a;
     if (rc) {
@@ -532,6 +519,29 @@ static int deadlock(fbf_replay *r, FILE *out)
     return FBF_EXIT_DEADLOCK;
 }
 
+static bool events_left(fbf_replay *r)
+{
+    drop_stale(r);
+    return r->heap_n || r->next_sub < r->nb_static;
+}
+
+/* SIMULATION_ENDS, its reply, then the scheduler must exit. */
+static int end_run(fbf_replay *r)
+{
+    build_ends(r);
+    int rc = exchange(r);
+    if (rc != FBF_EXIT_OK)
+        return rc;
+    fbf_error ferr;
+    fbf_error_clear(&ferr);
+    int f = fbf_transport_finish(r->tr, &ferr);
+    if (f < 0)
+        return fbf_errorf(&r->err, f, "%s", ferr.text), FBF_EXIT_INVALID;
+    if (f > 0)
+        fbf_errorf(&r->err, 0, "warning: %s", ferr.text);
+    return FBF_EXIT_OK;
+}
+
 int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
 {
     r->tr = tr;
@@ -544,24 +554,18 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
     double last_now = -1;
     while (rc == FBF_EXIT_OK) {
         bool calls_only;
+        /* --max-exchanges K: K exchanges after SIMULATION_BEGINS (which
+         * msg_index counts), then a clean end, unless the run ends anyway. */
+        if (r->cfg.max_exchanges && r->msg_index > r->cfg.max_exchanges && events_left(r)) {
+            r->truncated = true;
+            rc = end_run(r);
+            break;
+        }
         if (build_message(r, &calls_only) == 0) {
-            if (r->done + r->rejected < r->wl->nb_jobs || r->reg_open) {
+            if (r->done + r->rejected < r->wl->nb_jobs || r->reg_open)
                 rc = deadlock(r, out);
-                break;
-            }
-            build_ends(r);
-            rc = exchange(r);
-            if (rc == FBF_EXIT_OK) {
-                fbf_error ferr;
-                fbf_error_clear(&ferr);
-                int f = fbf_transport_finish(tr, &ferr);
-                if (f < 0) {
-                    fbf_errorf(&r->err, f, "%s", ferr.text);
-                    rc = FBF_EXIT_INVALID;
-                } else if (f > 0) {
-                    fbf_errorf(&r->err, 0, "warning: %s", ferr.text);
-                }
-            }
+            else
+                rc = end_run(r);
             break;
         }
         /* A scheduler that keeps asking to be called "now" and does

@@ -1,0 +1,293 @@
+/*
+ * test_replay_limits: fastbf-replay --max-exchanges K, run as the real
+ * binary, mostly against the real fastbf over ZeroMQ.
+ *
+ * A truncated run sends SIMULATION_ENDS after K exchanges past
+ * SIMULATION_BEGINS, the scheduler answers it and exits 0, the replayer
+ * exits 0 and says TRUNCATED with the jobs done, waiting and running; every
+ * figure, summary.json and out_jobs.csv cover the done jobs only. A K the
+ * run never reaches, or reaches just as it ends, changes nothing. fastbf's
+ * --verbose exchange lines carry a "+T s" time that never goes backwards.
+ */
+#include <math.h>
+#include <regex.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "support/replay_sched.h"
+#include "support/testkit.h"
+
+#define TIMEOUT_MS 120000
+#define START 8 /* out_jobs.csv columns */
+#define FINISH 10
+
+/* 8 resources, ten jobs of 4 at t = 0 running 10, 20, ..., 100 s, and one
+ * more at t = 1000. Under any of fastbf's policies two run at a time, in
+ * order: exchange 1 (t = 0) starts 1 and 2, exchange 2 (t = 10) ends 1 and
+ * starts 3, exchange 3 (t = 20) ends 2 and starts 4. */
+static const char queue_swf[] = "; MaxProcs: 8\n"
+                                "1 0 -1 10 4 -1 -1 4 10\n"
+                                "2 0 -1 20 4 -1 -1 4 20\n"
+                                "3 0 -1 30 4 -1 -1 4 30\n"
+                                "4 0 -1 40 4 -1 -1 4 40\n"
+                                "5 0 -1 50 4 -1 -1 4 50\n"
+                                "6 0 -1 60 4 -1 -1 4 60\n"
+                                "7 0 -1 70 4 -1 -1 4 70\n"
+                                "8 0 -1 80 4 -1 -1 4 80\n"
+                                "9 0 -1 90 4 -1 -1 4 90\n"
+                                "10 0 -1 100 4 -1 -1 4 100\n"
+                                "11 1000 -1 5 1 -1 -1 1 5\n";
+
+/* Exactly four exchanges after SIMULATION_BEGINS: t = 0, 10, 100, 105. */
+static const char two_swf[] = "; MaxProcs: 4\n"
+                              "1 0 -1 10 2 -1 -1 2 10\n"
+                              "2 100 -1 5 1 -1 -1 1 5\n";
+
+static void assert_contains(const char *hay, const char *needle)
+{
+    if (!hay || !strstr(hay, needle))
+        fail_msg("expected '%s' in:\n%s", needle, hay ? hay : "(null)");
+}
+
+static void assert_summary(const char *dir, const char *key, double want)
+{
+    double got = fbf_test_replay_summary(dir, key);
+    if (got != want)
+        fail_msg("summary.json %s = %g, expected %g", key, got, want);
+}
+
+/* summary.json's top-level "truncated": 1 true, 0 false, -1 absent or
+ * not a boolean. */
+static int summary_truncated(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *text = fbf_test_replay_read(path);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "truncated");
+    int b = cJSON_IsBool(v) ? cJSON_IsTrue(v) : -1;
+    cJSON_Delete(root);
+    return b;
+}
+
+static int csv_rows(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/out_jobs.csv", dir);
+    char *text = fbf_test_replay_read(path);
+    assert_non_null(text);
+    int n = -1; /* the header */
+    for (const char *p = text; *p; p++)
+        n += *p == '\n';
+    free(text);
+    return n;
+}
+
+static bool have_fastbf(void)
+{
+    return access(fbf_test_replay_fastbf_path(), X_OK) == 0;
+}
+
+/* Runs the replayer on wl with --max-exchanges k against fastbf --policy
+ * policy --verbose (its stderr into log); stdout into *so. */
+static int run_fastbf(const char *wl, const char *k, const char *policy, const char *out,
+                      const char *log, char **so)
+{
+    char cmd[8400], *err = NULL;
+    snprintf(cmd, sizeof cmd, "exec %s --policy %s --verbose --endpoint {endpoint} 2>%s",
+             fbf_test_replay_fastbf_path(), policy, log);
+    int rc = fbf_test_replay_run((const char *const[]){"--scheduler", cmd, "--max-exchanges", k,
+                                                       "--out", out, "--timeout", "20", wl, NULL},
+                                 TIMEOUT_MS, so, &err);
+    if (rc != 0)
+        fail_msg("%s, --max-exchanges %s: exit %d: %s", policy, k, rc, err);
+    free(err);
+    return rc;
+}
+
+static void test_truncated_against_fastbf(void **state)
+{
+    (void)state;
+    if (!have_fastbf())
+        skip();
+    const char *wl = fbf_test_tmp_write("queue.swf", queue_swf);
+    static const char *const policies[] = {"fcfs", "easy", "conservative"};
+    for (int i = 0; i < 3; i++) {
+        const char *out = fbf_test_tmp_path("trunc-%s", policies[i]);
+        const char *log = fbf_test_tmp_path("trunc-%s.log", policies[i]);
+        char *so = NULL;
+        run_fastbf(wl, "3", policies[i], out, log, &so);
+        assert_contains(so, "TRUNCATED    stopped after 3 exchanges: 2 jobs done, 6 waiting, "
+                            "2 running, 1 not submitted yet; the figures below are over the 2 "
+                            "done jobs only\n");
+        assert_contains(so, "jobs         10 submitted, 2 completed (2 successfully");
+        /* Over jobs 1 and 2 only: 0 to 20 s, both started at 0. */
+        assert_contains(so, "makespan     20 s (first submission 0 s, last end 20 s)\n");
+        assert_contains(so, "wait         mean 0.0 s, max 0 s\n");
+        /* BEGINS, three exchanges, ENDS. */
+        assert_contains(so, "exchanges    5, latency");
+        free(so);
+        assert_int_equal(summary_truncated(out), 1);
+        assert_summary(out, "stopped_after_exchanges", 3);
+        assert_summary(out, "exchanges", 5);
+        assert_summary(out, "jobs.done", 2);
+        assert_summary(out, "jobs.completed", 2);
+        assert_summary(out, "jobs.waiting", 6);
+        assert_summary(out, "jobs.running", 2);
+        assert_summary(out, "jobs.not_submitted", 1);
+        assert_summary(out, "makespan", 20);
+        assert_summary(out, "utilization", (4.0 * 10 + 4.0 * 20) / (8 * 20));
+        /* out_jobs.csv: the done jobs, nothing for the running or waiting. */
+        assert_int_equal(csv_rows(out), 2);
+        assert_true(fbf_test_replay_csv(out, "1", FINISH) == 10);
+        assert_true(fbf_test_replay_csv(out, "2", FINISH) == 20);
+        assert_true(isnan(fbf_test_replay_csv(out, "3", START)));
+        assert_true(isnan(fbf_test_replay_csv(out, "5", START)));
+        /* fastbf saw SIMULATION_ENDS at t = 20 with the queue as it was. */
+        char *text = fbf_test_replay_read(log);
+        assert_non_null(text);
+        const char *last = text, *p;
+        for (p = text; (p = strstr(p, "fastbf: +")) != NULL; p++)
+            last = p;
+        static const char want[] = " s now 20.000000: 0 decisions, 6 waiting, 2 running\n";
+        assert_int_equal(strncmp(strstr(last, " s now "), want, sizeof want - 1), 0);
+        free(text);
+    }
+}
+
+static void test_limit_not_reached(void **state)
+{
+    (void)state;
+    if (!have_fastbf())
+        skip();
+    const char *wl = fbf_test_tmp_write("two.swf", two_swf);
+    /* 4 is where the run ends anyway: not truncated; 1000 is never reached. */
+    static const char *const ks[] = {"4", "1000"};
+    for (int i = 0; i < 2; i++) {
+        const char *out = fbf_test_tmp_path("full-%d", i);
+        char *so = NULL;
+        run_fastbf(wl, ks[i], "easy", out, fbf_test_tmp_path("full-%d.log", i), &so);
+        assert_null(strstr(so, "TRUNCATED"));
+        free(so);
+        assert_int_equal(summary_truncated(out), 0);
+        assert_true(isnan(fbf_test_replay_summary(out, "stopped_after_exchanges")));
+        assert_summary(out, "exchanges", 6);
+        assert_summary(out, "jobs.completed", 2);
+        assert_summary(out, "jobs.waiting", 0);
+        assert_summary(out, "jobs.running", 0);
+        assert_int_equal(csv_rows(out), 2);
+    }
+    /* One fewer: job 2 is still running when SIMULATION_ENDS comes. */
+    const char *out = fbf_test_tmp_path("three");
+    char *so = NULL;
+    run_fastbf(wl, "3", "easy", out, fbf_test_tmp_path("three.log"), &so);
+    assert_contains(so, "TRUNCATED    stopped after 3 exchanges: 1 jobs done, 0 waiting, "
+                        "1 running; the figures");
+    free(so);
+    assert_summary(out, "jobs.running", 1);
+    assert_int_equal(csv_rows(out), 1);
+}
+
+/* What the replayer sends: SIMULATION_ENDS right after the K-th reply, at
+ * that reply's now. */
+static void test_ends_message(void **state)
+{
+    (void)state;
+    const char *wl = fbf_test_tmp_write("queue-sched.swf", queue_swf);
+    char ep[256];
+    fbf_test_rsched *s = fbf_test_rsched_start(FBF_TRF_NONE, ep, sizeof ep);
+    assert_non_null(s);
+    char *so = NULL, *err = NULL;
+    int rc = fbf_test_replay_run((const char *const[]){"--endpoint", ep, "--max-exchanges", "2",
+                                                       "--timeout", "20", wl, NULL},
+                                 TIMEOUT_MS, &so, &err);
+    char *log = fbf_test_rsched_stop(s);
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, err);
+    assert_contains(so, "stopped after 2 exchanges: 1 jobs done, 7 waiting, 2 running");
+    int lines = 0;
+    for (const char *p = log; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 4); /* BEGINS, t = 0, t = 10, ENDS */
+    assert_contains(log, "{\"now\":10.000000,\"events\":[{\"timestamp\":10.000000,"
+                         "\"type\":\"SIMULATION_ENDS\",\"data\":{}}]}\n");
+    free(log);
+    free(so);
+    free(err);
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    const char *wl = fbf_test_tmp_write("bad.swf", two_swf);
+    static const char *const bad[] = {"0", "-1", "abc", "1.5", "", "3x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *so = NULL, *err = NULL, want[64];
+        int rc = fbf_test_replay_run(
+            (const char *const[]){"--inproc", "--max-exchanges", bad[i], wl, NULL}, TIMEOUT_MS,
+            &so, &err);
+        snprintf(want, sizeof want, "--max-exchanges '%s': not an integer >= 1", bad[i]);
+        if (rc != 2)
+            fail_msg("--max-exchanges '%s': exit %d, expected 2", bad[i], rc);
+        assert_contains(err, want);
+        free(so);
+        free(err);
+    }
+}
+
+/* The "+T s" of fastbf --verbose: one per exchange, in order, never
+ * decreasing. */
+static void test_verbose_times(void **state)
+{
+    (void)state;
+    if (!have_fastbf())
+        skip();
+    const char *wl = fbf_test_tmp_write("verbose.swf", queue_swf);
+    const char *log = fbf_test_tmp_path("verbose.log");
+    char *so = NULL;
+    run_fastbf(wl, "1000", "conservative", fbf_test_tmp_path("verbose"), log, &so);
+    free(so);
+    char *text = fbf_test_replay_read(log);
+    assert_non_null(text);
+    regex_t re;
+    assert_int_equal(regcomp(&re, "^fastbf: \\+([0-9]+\\.[0-9]{6}) s now [0-9]+\\.[0-9]{6}: "
+                                  "[0-9]+ decisions, [0-9]+ waiting, [0-9]+ running$",
+                             REG_EXTENDED | REG_NEWLINE), 0);
+    int lines = 0;
+    double prev = -1;
+    regmatch_t m[2];
+    for (const char *p = text; regexec(&re, p, 2, m, 0) == 0; p += m[0].rm_eo) {
+        double t = strtod(p + m[1].rm_so, NULL);
+        assert_true(t >= prev);
+        assert_true(lines > 0 || t == 0);
+        prev = t;
+        lines++;
+    }
+    regfree(&re);
+    free(text);
+    /* BEGINS, t = 0, the ten ends (10, 20, 40, ..., 300), 1000, 1005, ENDS. */
+    assert_int_equal(lines, 15);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_truncated_against_fastbf),
+        cmocka_unit_test(test_limit_not_reached),
+        cmocka_unit_test(test_ends_message),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_verbose_times),
+    };
+    return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
+}
