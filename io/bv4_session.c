@@ -220,6 +220,8 @@ static int on_notify(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
         s->no_more_external = true;
     else
         return fbf_errorf(err, -EPROTO, "data.type: unknown notification \"%s\"", what);
+    if (s->opt.log)
+        fprintf(s->opt.log, "fastbf: NOTIFY %s\n", what);
     return 0;
 }
 

@@ -280,6 +280,53 @@ static void test_verbose_times(void **state)
     assert_int_equal(lines, 15);
 }
 
+/* --external-events-end T: Batsim's notification that no external event
+ * is left reaches fastbf at T, once, mid-run or after the last job. */
+static void test_external_events_end(void **state)
+{
+    (void)state;
+    if (!have_fastbf())
+        skip();
+    const char *wl = fbf_test_tmp_write("ext.swf", queue_swf);
+    static const char *const at[] = {"15", "5000"};
+    for (int i = 0; i < 2; i++) {
+        const char *log = fbf_test_tmp_path("ext%d.log", i);
+        char cmd[8400], *so = NULL, *err = NULL;
+        snprintf(cmd, sizeof cmd, "exec %s --policy easy --verbose --endpoint {endpoint} 2>%s",
+                 fbf_test_replay_fastbf_path(), log);
+        int rc = fbf_test_replay_run((const char *const[]){"--scheduler", cmd,
+                                                           "--external-events-end", at[i],
+                                                           "--timeout", "20", wl, NULL},
+                                     TIMEOUT_MS, &so, &err);
+        if (rc != 0)
+            fail_msg("--external-events-end %s: exit %d: %s", at[i], rc, err);
+        char *text = fbf_test_replay_read(log);
+        assert_non_null(text);
+        const char *hit = strstr(text, "fastbf: NOTIFY no_more_external_event_to_occur\n");
+        assert_non_null(hit);
+        assert_null(strstr(hit + 20, "no_more_external_event_to_occur"));
+        /* After the last job, the notification is a decision point of its own. */
+        if (i == 1)
+            assert_contains(text, "now 5000.000000: 0 decisions, 0 waiting, 0 running");
+        free(text);
+        free(so);
+        free(err);
+    }
+    static const char *const bad[] = {"-1", "abc", "inf", "", "1x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *so = NULL, *err = NULL, want[80];
+        int rc = fbf_test_replay_run(
+            (const char *const[]){"--inproc", "--external-events-end", bad[i], wl, NULL},
+            TIMEOUT_MS, &so, &err);
+        snprintf(want, sizeof want, "--external-events-end '%s': not a time >= 0", bad[i]);
+        if (rc != 2)
+            fail_msg("--external-events-end '%s': exit %d, expected 2", bad[i], rc);
+        assert_contains(err, want);
+        free(so);
+        free(err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_ends_message),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_verbose_times),
+        cmocka_unit_test(test_external_events_end),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
 }

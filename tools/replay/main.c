@@ -51,6 +51,7 @@ typedef struct options {
     bool energy;
     fbf_energy_config ecfg;
     long long max_exchanges; /* --max-exchanges K; 0 = until every job is done */
+    double external_end;     /* --external-events-end T; NAN: none */
 } options;
 
 static void usage(FILE *f)
@@ -111,6 +112,9 @@ static void usage(FILE *f)
 "                         (default 95:190:9.75, switching = idle)\n"
 "    --switch-delays F:N  seconds to switch off and on (default 0:0)\n"
 "    --compute-pstate P, --sleep-pstate P  (default 0 and 1)\n"
+"  --external-events-end T  as Batsim run with --events whose last external\n"
+"                         event (none of which concerns the scheduler) falls at\n"
+"                         T >= 0: NOTIFY no_more_external_event_to_occur at T\n"
 "  --timeout S            seconds to wait for one reply (default 60)\n"
 "  --max-exchanges K      end the run cleanly after K exchanges following\n"
 "                         SIMULATION_BEGINS (K >= 1): SIMULATION_ENDS is sent\n"
@@ -230,7 +234,7 @@ static int parse_options(int argc, char **argv, options *o)
     enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
            O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
            O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_DYN, O_ACK, O_FWD, O_QUERY, O_REDIS,
-           O_ENERGY, O_MAX_EXCH = O_ENERGY + 5 };
+           O_ENERGY, O_MAX_EXCH = O_ENERGY + 5, O_EXT_END };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
@@ -259,6 +263,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"compute-pstate", required_argument, NULL, O_ENERGY + 3},
         {"sleep-pstate", required_argument, NULL, O_ENERGY + 4},
         {"max-exchanges", required_argument, NULL, O_MAX_EXCH},
+        {"external-events-end", required_argument, NULL, O_EXT_END},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -342,6 +347,15 @@ static int parse_options(int argc, char **argv, options *o)
             if (parse_energy_option(c - O_ENERGY, optarg, &o->ecfg) < 0)
                 return bad("%s: expected I:B:S[:W] watts, F:N seconds or a pstate number", optarg);
             break;
+        case O_EXT_END: {
+            char *end;
+            errno = 0;
+            o->external_end = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(o->external_end >= 0) ||
+                isinf(o->external_end))
+                return bad("--external-events-end '%s': not a time >= 0", optarg);
+            break;
+        }
         case O_MAX_EXCH:
             if (!parse_i64(optarg, 1, &v))
                 return bad("--max-exchanges '%s': not an integer >= 1", optarg);
@@ -454,7 +468,8 @@ static int run(const options *o)
                              .redis_host = o->redis_host,
                              .redis_port = o->redis_port,
                              .energy = o->energy ? &o->ecfg : NULL,
-                             .max_exchanges = (size_t)o->max_exchanges};
+                             .max_exchanges = (size_t)o->max_exchanges,
+                             .external_end = o->external_end};
     int rc = fbf_replay_init(&r, wl, &cfg, &err);
     if (rc) {
         fprintf(stderr, "fastbf-replay: %s\n", err.text);
@@ -490,7 +505,7 @@ static int run(const options *o)
 int main(int argc, char **argv)
 {
     options o = {.timeout_s = 60, .read = FBF_WL_READ_DEFAULTS,
-                 .ecfg = fbf_energy_config_default()};
+                 .ecfg = fbf_energy_config_default(), .external_end = NAN};
     int rc = parse_options(argc, argv, &o);
     if (rc >= 0)
         return rc;

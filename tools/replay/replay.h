@@ -163,6 +163,10 @@ typedef struct fbf_replay_config {
     const char *redis_host; /* as the config tells the scheduler */
     int redis_port;
     const struct fbf_energy_config *energy; /* --energy (machines.h); NULL: off */
+    /* --external-events-end T: as Batsim run with --events whose last
+     * external event falls at T (none of them for the scheduler), NOTIFY
+     * no_more_external_event_to_occur at T; NAN: no such list. */
+    double external_end;
     size_t max_exchanges; /* --max-exchanges: SIMULATION_ENDS after this many
                            * exchanges past SIMULATION_BEGINS; 0: no limit */
 } fbf_replay_config;

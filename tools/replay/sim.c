@@ -154,6 +154,8 @@ int fbf_replay_init(fbf_replay *r, fbf_workload *wl, const fbf_replay_config *cf
         return fbf_errorf(err, -ENOMEM, "out of memory for %u machines", cfg->nb_res);
     if (n == 0) /* nothing to submit: say so at once */
         fbf_replay_heap_push(r, 0, FBF_EV_NOTIFY, 0, 0);
+    if (cfg->external_end >= 0) /* arg 1: the external-events notification */
+        fbf_replay_heap_push(r, cfg->external_end, FBF_EV_NOTIFY, 1, r->seq++);
     return 0;
 }
 
@@ -374,7 +376,10 @@ static size_t build_message(fbf_replay *r, bool *calls_only)
             break;
         case FBF_EV_NOTIFY:
             fbf_replay_ev_open(r, &count, e.t, "NOTIFY");
-            fbf_jbuf_lit(&r->msg, "{\"type\":\"no_more_static_job_to_submit\"}}");
+            if (e.arg)
+                fbf_jbuf_lit(&r->msg, "{\"type\":\"no_more_external_event_to_occur\"}}");
+            else
+                fbf_jbuf_lit(&r->msg, "{\"type\":\"no_more_static_job_to_submit\"}}");
             break;
         }
     }
