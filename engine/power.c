@@ -36,7 +36,7 @@ typedef struct cand {
 
 typedef struct ending {
     double end;
-    uint32_t n;
+    uint64_t n, cum; /* machines; of this and the earlier ends */
 } ending;
 
 struct fbf_power {
@@ -249,31 +249,48 @@ static void count_running(void *ctx, const fbf_job *j)
         p->ends = v;
         p->ne_cap = cap;
     }
-    p->ends[p->ne++] = (ending){j->est_end, j->res};
+    p->ends[p->ne++] = (ending){j->est_end, j->res, 0};
+}
+
+/* The m-th smallest end of the running jobs ending after t0 (m >= 0:
+ * -INFINITY for 0, INFINITY past them), by the prefix counts. */
+static double run_kth(const fbf_power *p, uint64_t m)
+{
+    if (m == 0)
+        return -INFINITY;
+    size_t lo = 0, hi = p->ne;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->ends[mid].cum >= m)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo < p->ne ? p->ends[lo].end : INFINITY;
+}
+
+/* The j-th smallest hold end among the candidates left (j >= 0). */
+static double cand_kth(const fbf_power *p, size_t j)
+{
+    return j == 0 ? -INFINITY : p->cand[p->nc - j].end;
 }
 
 /* The k-th smallest end (k >= 1) among the running jobs' ends and the
- * candidates c[from..nc) (whose ends are descending); INFINITY past them. */
+ * candidates cand[from..nc) (whose ends are descending); INFINITY past
+ * them: the smallest max(cand_kth(j), run_kth(k - j)) over the splits j,
+ * found where the first (rising in j) overtakes the second (falling). */
 static double kth_end(const fbf_power *p, size_t from, uint64_t k)
 {
-    size_t i = 0, c = p->nc;
-    while (k > 0) {
-        double ei = i < p->ne ? p->ends[i].end : INFINITY;
-        double ec = c > from ? p->cand[c - 1].end : INFINITY;
-        if (i >= p->ne && c <= from)
-            return INFINITY;
-        if (i < p->ne && (c <= from || ei <= ec)) {
-            if (p->ends[i].n >= k)
-                return ei;
-            k -= p->ends[i++].n;
-        } else {
-            if (k == 1)
-                return ec;
-            k--;
-            c--;
-        }
+    size_t left = p->nc - from, jmax = k < left ? (size_t)k : left, lo = 0, hi = jmax + 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cand_kth(p, mid) >= run_kth(p, k - mid))
+            hi = mid;
+        else
+            lo = mid + 1;
     }
-    return INFINITY;
+    double best = lo <= jmax ? cand_kth(p, lo) : INFINITY;
+    return lo > 0 ? fmin(best, run_kth(p, k - (lo - 1))) : best;
 }
 
 /* The hold of x now ends at end; woken now when its wake is due. */
@@ -316,6 +333,8 @@ static int wake_for_waiting(fbf_power *p, fbf_engine *e, double now)
     if (rc.err)
         return rc.err;
     qsort(p->ends, p->ne, sizeof *p->ends, ending_cmp);
+    for (size_t i = 0; i < p->ne; i++)
+        p->ends[i].cum = p->ends[i].n + (i ? p->ends[i - 1].cum : 0);
     uint64_t avail = rc.avail, walked = 0, cap = fbf_sched_capacity(e);
     size_t next = 0; /* candidates [next, nc) are left */
     fbf_sched_iter it;
