@@ -7,7 +7,10 @@
  * platform when saving is on, else lazily when a machine is first
  * reported not ON (until then every machine is ON and nothing here runs).
  * wake_at is the time to send the switch-on of a sleeping machine
- * (INFINITY: only on demand, when jobs wait).
+ * (INFINITY: only on demand, when jobs wait). cand and ends are scratch
+ * of the waking rule, rebuilt at each decision point that applies it; its
+ * cost is O(machines + running log running + capacity log^2), plus O(w)
+ * for a job whose Tn lies within off_delay of being worth a wake.
  */
 #include <errno.h>
 #include <math.h>
@@ -342,7 +345,7 @@ static int wake_for_waiting(fbf_power *p, fbf_engine *e, double now)
     for (fbf_job_h h; next < p->nc && (h = fbf_sched_iter_next(e, &it)) != FBF_JOB_NONE;) {
         uint64_t r = fbf_sched_job(e, h)->res;
         if (++walked > cap)
-            break; /* bounds the cost: O(capacity x (running + candidates)) */
+            break; /* bounds the cost */
         if (r <= avail) {
             avail -= r;
             continue;
@@ -352,10 +355,13 @@ static int wake_for_waiting(fbf_power *p, fbf_engine *e, double now)
             avail = 0;
             continue;
         }
+        avail = 0;
+        /* t0 <= Tw <= max_back: the O(w) max is taken only when needed */
         double tn = kth_end(p, next, w), tw = t0;
+        if (!(tn - t0 > p->cfg.on_delay))
+            continue;
         for (size_t k = next; k < next + w; k++)
             tw = fmax(tw, p->cand[k].back);
-        avail = 0;
         if (!(tn - tw > p->cfg.on_delay))
             continue;
         for (size_t k = next; k < next + w; k++)

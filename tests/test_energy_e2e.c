@@ -6,7 +6,8 @@
  * energy the replayer integrates and the ANSWER fastbf logs; a trace
  * replay (the bundled KTH trace, truncated) under EASY and conservative
  * checks that energy saving completes every job and uses less energy than
- * the same replay without it, at a waiting-time cost that it reports.
+ * the same replay without it, at a bounded waiting-time cost that it
+ * reports (the figures of the README).
  */
 #include <math.h>
 #include <setjmp.h>
