@@ -52,17 +52,19 @@
  * without them it starts at the earliest Tn = the w-th smallest end among
  * the running real jobs ending after t0 and the candidates left (their
  * hold ends). Iff Tn - Tw > on_delay (the start moves earlier by more
- * than the switch-on delay), those w candidates are woken: each hold now
- * ends at Tw (a planned wake at Tw - on_delay, sent at once when due: OFF
- * machines then switch on now, SWITCHING_OFF ones once OFF) and they are
- * no longer candidates. Either way A = 0 for the jobs after it (it may
- * hold a reservation on them). So on demand only the machines that the
- * waiting jobs could start on by t0 are woken, and a planned wake is cut
- * short when that helps a job by more than on_delay. No job waits on a
- * hold until INFINITY forever: once the running jobs it needs are gone,
- * Tn is INFINITY and the sleepers it needs are woken. A hold whose end
- * changes is re-planned (below), so its new end reaches the policies as
- * a running job's end does (conservative compresses). A machine becomes allocatable only when the state change
+ * than the switch-on delay), those w candidates are woken: each of their
+ * holds that ends after Tw now ends at Tw (a planned wake at Tw -
+ * on_delay, sent at once when due: OFF machines then switch on now,
+ * SWITCHING_OFF ones once OFF) and they are no longer candidates. Either
+ * way A = 0 for the jobs after it (it may hold a reservation on them). So
+ * on demand only the machines that the waiting jobs could start on by t0
+ * are woken, and a planned wake is cut short when that helps a job by
+ * more than on_delay. No job is left waiting on holds until INFINITY: when
+ * no running job's end can serve it (Tn is INFINITY) and enough
+ * candidates are left, it wakes them. A hold whose end changes is
+ * re-planned (above), so its new end reaches the policies as a running
+ * job's end does (conservative compresses). A machine becomes allocatable
+ * only when the state change
  * reports it reached the compute pstate. Without saving, no SET request is
  * ever made (machines Batsim reports asleep then stay held).
  *
