@@ -64,9 +64,9 @@
  * candidates are left, it wakes them. A hold whose end changes is
  * re-planned (above), so its new end reaches the policies as a running
  * job's end does (conservative compresses). A machine becomes allocatable
- * only when the state change
- * reports it reached the compute pstate. Without saving, no SET request is
- * ever made (machines Batsim reports asleep then stay held).
+ * only when the state change reports it reached the compute pstate.
+ * Without saving, no SET request is ever made (machines Batsim reports
+ * asleep then stay held).
  *
  * Ownership: owned by the engine (fbf_engine_create() / destroy).
  * Errors: -EINVAL with a message naming the machine.
