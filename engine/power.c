@@ -335,7 +335,8 @@ static int wake_for_waiting(fbf_power *p, fbf_engine *e, double now)
     fbf_sched_foreach_running(e, count_running, &rc);
     if (rc.err)
         return rc.err;
-    qsort(p->ends, p->ne, sizeof *p->ends, ending_cmp);
+    if (p->ne)
+        qsort(p->ends, p->ne, sizeof *p->ends, ending_cmp);
     for (size_t i = 0; i < p->ne; i++)
         p->ends[i].cum = p->ends[i].n + (i ? p->ends[i - 1].cum : 0);
     uint64_t avail = rc.avail, walked = 0, cap = fbf_sched_capacity(e);
