@@ -7,11 +7,15 @@
  * platform when saving is on, else lazily when a machine is first
  * reported not ON (until then every machine is ON and nothing here runs).
  * wake_at is the time to send the switch-on of a sleeping machine
- * (INFINITY: only on demand, when jobs wait).
+ * (INFINITY: only on demand, when jobs wait). cand and ends are scratch
+ * of the waking rule, rebuilt at each decision point that applies it; its
+ * cost is O(machines + running log running + capacity log^2), plus O(w)
+ * for a job whose Tn lies within off_delay of being worth a wake.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 
 #include "engine/engine_int.h"
 #include "engine/jobs.h"
@@ -28,6 +32,16 @@ typedef struct machine {
     uint8_t st; /* fbf_machine_state */
 } machine;
 
+typedef struct cand {
+    double end, back;
+    uint32_t id;
+} cand;
+
+typedef struct ending {
+    double end;
+    uint64_t n, cum; /* machines; of this and the earlier ends */
+} ending;
+
 struct fbf_power {
     fbf_power_config cfg;
     fbf_idset compute;
@@ -35,6 +49,11 @@ struct fbf_power {
     machine *m;
     uint32_t held;
     fbf_idset wake, sleep; /* this decision point's requests */
+    bool replanned;        /* this decision point re-planned a wake */
+    struct cand *cand;     /* nb_ids, scratch of the waking rule */
+    size_t nc;
+    struct ending *ends;   /* running jobs ending after now + on_delay */
+    size_t ne, ne_cap;
 };
 
 fbf_power_config fbf_power_config_default(void)
@@ -73,17 +92,21 @@ void fbf_power_destroy(fbf_power *p)
     fbf_idset_fini(&p->wake);
     fbf_idset_fini(&p->sleep);
     free(p->m);
+    free(p->cand);
+    free(p->ends);
     free(p);
 }
 
 static int ensure_machines(fbf_power *p)
 {
-    if (p->m)
+    if (p->m && p->cand)
         return 0;
+    free(p->m);
     if (p->nb_ids == 0 || p->nb_ids > MAX_MACHINE_ID)
         return -ENOMEM;
     p->m = calloc(p->nb_ids, sizeof *p->m);
-    if (!p->m)
+    p->cand = calloc(p->nb_ids, sizeof *p->cand);
+    if (!p->m || !p->cand)
         return -ENOMEM;
     for (uint32_t i = 0; i < p->nb_ids; i++)
         p->m[i] = (machine){.wake_at = INFINITY, .hold = FBF_JOB_NONE, .st = FBF_MACHINE_ON};
@@ -184,32 +207,191 @@ static int replan(fbf_engine *e, machine *x, uint32_t id, double end)
     return fbf_engine_hold_machine(e, id, end, false, &x->hold);
 }
 
+/* ---- waking (power.h, "Waking") ---- */
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1;
+    if (x->back != y->back)
+        return x->back < y->back ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int ending_cmp(const void *a, const void *b)
+{
+    const ending *x = a, *y = b;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+typedef struct run_ctx {
+    fbf_power *p;
+    double t0;
+    uint64_t avail;
+    int err;
+} run_ctx;
+
+static void count_running(void *ctx, const fbf_job *j)
+{
+    run_ctx *c = ctx;
+    if (j->est_end <= c->t0) {
+        c->avail += j->res;
+        return;
+    }
+    if (j->hold || c->err)
+        return; /* holds ending later are candidates */
+    fbf_power *p = c->p;
+    if (p->ne == p->ne_cap) {
+        size_t cap = p->ne_cap ? 2 * p->ne_cap : 64;
+        ending *v = realloc(p->ends, cap * sizeof *v);
+        if (!v) {
+            c->err = -ENOMEM;
+            return;
+        }
+        p->ends = v;
+        p->ne_cap = cap;
+    }
+    p->ends[p->ne++] = (ending){j->est_end, j->res, 0};
+}
+
+/* The m-th smallest end of the running jobs ending after t0 (m >= 0:
+ * -INFINITY for 0, INFINITY past them), by the prefix counts. */
+static double run_kth(const fbf_power *p, uint64_t m)
+{
+    if (m == 0)
+        return -INFINITY;
+    size_t lo = 0, hi = p->ne;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->ends[mid].cum >= m)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo < p->ne ? p->ends[lo].end : INFINITY;
+}
+
+/* The j-th smallest hold end among the candidates left (j >= 0). */
+static double cand_kth(const fbf_power *p, size_t j)
+{
+    return j == 0 ? -INFINITY : p->cand[p->nc - j].end;
+}
+
+/* The k-th smallest end (k >= 1) among the running jobs' ends and the
+ * candidates cand[from..nc) (whose ends are descending); INFINITY past
+ * them: the smallest max(cand_kth(j), run_kth(k - j)) over the splits j,
+ * found where the first (rising in j) overtakes the second (falling). */
+static double kth_end(const fbf_power *p, size_t from, uint64_t k)
+{
+    size_t left = p->nc - from, jmax = k < left ? (size_t)k : left, lo = 0, hi = jmax + 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cand_kth(p, mid) >= run_kth(p, k - mid))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    double best = lo <= jmax ? cand_kth(p, lo) : INFINITY;
+    return lo > 0 ? fmin(best, run_kth(p, k - (lo - 1))) : best;
+}
+
+/* The hold of x now ends at end; woken now when its wake is due. */
+static int plan_wake(fbf_power *p, fbf_engine *e, machine *x, uint32_t id, double end, double now)
+{
+    if (replan(e, x, id, end) < 0)
+        return -ENOMEM;
+    x->wake_at = end - p->cfg.on_delay;
+    p->replanned = true;
+    if (x->st == FBF_MACHINE_OFF && x->wake_at <= now) {
+        if (fbf_idset_add_range(&p->wake, id, id) < 0)
+            return -ENOMEM;
+        x->st = FBF_MACHINE_SWITCHING_ON;
+        x->req_at = now;
+    }
+    return 0;
+}
+
+static int wake_for_waiting(fbf_power *p, fbf_engine *e, double now)
+{
+    double t0 = now + p->cfg.on_delay;
+    p->nc = 0;
+    for (uint32_t id = 0; id < p->nb_ids; id++) {
+        const machine *x = &p->m[id];
+        if (x->st != FBF_MACHINE_OFF && x->st != FBF_MACHINE_SWITCHING_OFF)
+            continue;
+        double end = fbf_sched_job(e, x->hold)->est_end;
+        if (end <= t0)
+            continue;
+        double back = x->st == FBF_MACHINE_OFF
+                          ? t0 : fmax(now, x->req_at + p->cfg.off_delay) + p->cfg.on_delay;
+        p->cand[p->nc++] = (cand){end, back, id};
+    }
+    if (!p->nc)
+        return 0;
+    qsort(p->cand, p->nc, sizeof *p->cand, cand_cmp);
+    run_ctx rc = {.p = p, .t0 = t0, .avail = fbf_engine_nb_free(e)};
+    p->ne = 0;
+    fbf_sched_foreach_running(e, count_running, &rc);
+    if (rc.err)
+        return rc.err;
+    if (p->ne)
+        qsort(p->ends, p->ne, sizeof *p->ends, ending_cmp);
+    for (size_t i = 0; i < p->ne; i++)
+        p->ends[i].cum = p->ends[i].n + (i ? p->ends[i - 1].cum : 0);
+    uint64_t avail = rc.avail, walked = 0, cap = fbf_sched_capacity(e);
+    size_t next = 0; /* candidates [next, nc) are left */
+    fbf_sched_iter it;
+    fbf_sched_iter_init(e, &it);
+    for (fbf_job_h h; next < p->nc && (h = fbf_sched_iter_next(e, &it)) != FBF_JOB_NONE;) {
+        uint64_t r = fbf_sched_job(e, h)->res;
+        if (++walked > cap)
+            break; /* bounds the cost */
+        if (r <= avail) {
+            avail -= r;
+            continue;
+        }
+        uint64_t w = r - avail;
+        if (w > p->nc - next) { /* it needs running jobs to end too */
+            avail = 0;
+            continue;
+        }
+        avail = 0;
+        /* t0 <= Tw <= max_back: the O(w) max is taken only when needed */
+        double tn = kth_end(p, next, w), tw = t0;
+        if (!(tn - t0 > p->cfg.on_delay))
+            continue;
+        for (size_t k = next; k < next + w; k++)
+            tw = fmax(tw, p->cand[k].back);
+        if (!(tn - tw > p->cfg.on_delay))
+            continue;
+        for (size_t k = next; k < next + w; k++)
+            if (tw < p->cand[k].end &&
+                plan_wake(p, e, &p->m[p->cand[k].id], p->cand[k].id, tw, now) < 0)
+                return -ENOMEM;
+        next += w;
+    }
+    return 0;
+}
+
 int fbf_power_before(fbf_power *p, fbf_engine *e)
 {
     fbf_idset_clear(&p->wake);
     fbf_idset_clear(&p->sleep);
+    p->replanned = false;
     if (!p->cfg.saving || !p->held)
         return 0;
     double now = fbf_engine_now(e);
-    bool waiting = fbf_engine_nb_waiting(e) > 0;
     for (uint32_t id = 0; id < p->nb_ids; id++) {
         machine *x = &p->m[id];
-        bool demand = waiting && x->wake_at == INFINITY;
-        if (x->st == FBF_MACHINE_OFF && (x->wake_at <= now || demand)) {
-            if (demand && replan(e, x, id, now + p->cfg.on_delay) < 0)
-                return -ENOMEM;
+        if (x->st == FBF_MACHINE_OFF && x->wake_at <= now) {
             if (fbf_idset_add_range(&p->wake, id, id) < 0)
                 return -ENOMEM;
             x->st = FBF_MACHINE_SWITCHING_ON;
             x->req_at = now;
-        } else if (x->st == FBF_MACHINE_SWITCHING_OFF && demand) {
-            double back = fmax(now, x->req_at + p->cfg.off_delay) + p->cfg.on_delay;
-            if (replan(e, x, id, back) < 0)
-                return -ENOMEM;
-            x->wake_at = back - p->cfg.on_delay;
         }
     }
-    return 0;
+    return fbf_engine_nb_waiting(e) > 0 ? wake_for_waiting(p, e, now) : 0;
 }
 
 /* Whether idle machines may sleep now, and until when (*until: INFINITY
@@ -250,8 +432,8 @@ int fbf_power_after(fbf_power *p, fbf_engine *e, double *cml)
                 next = fmin(next, t);
             }
         }
-    double until;
-    if (p->sleep.n && !may_sleep(p, e, now, &until))
+    double until = INFINITY;
+    if (p->sleep.n && (p->wake.n || p->replanned || !may_sleep(p, e, now, &until)))
         fbf_idset_clear(&p->sleep);
     for (uint32_t k = 0; k < p->sleep.n; k++)
         for (uint32_t id = p->sleep.r[k].lo; id <= p->sleep.r[k].hi; id++) {

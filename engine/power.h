@@ -32,13 +32,41 @@
  *     the hold ends at X and a CALL_ME_LATER(X - on_delay) wakes it in
  *     time. X being the smallest reservation, [now, X) contradicts none.
  * A CALL_ME_LATER also covers the next idle timeout to come.
- * Before the pass, when jobs wait: OFF machines held until INFINITY are
- * woken (their holds end at now + on_delay), and SWITCHING_OFF ones held
- * until INFINITY get a planned wake at max(now, expected off) + on_delay.
- * An OFF machine whose planned wake time has come is woken (its hold keeps
- * its end). A machine becomes allocatable only when the state change
- * reports it reached the compute pstate. Without saving, no SET request is
- * ever made (machines Batsim reports asleep then stay held).
+ * No machine is switched off at a decision point that wakes or re-plans
+ * one (the two would contradict each other).
+ *
+ * Waking, before the pass. An OFF machine whose planned wake time has come
+ * is woken (its hold keeps its end). Then, when jobs wait, with t0 = now +
+ * on_delay:
+ *   - A, the machines available by t0 without a wake: the free ON ones and
+ *     those of running jobs and holds whose est_end <= t0;
+ *   - the candidates: the OFF and SWITCHING_OFF machines whose hold ends
+ *     after t0, each back at b = t0 (OFF) or max(now, switch-off request
+ *     + off_delay) + on_delay (SWITCHING_OFF); taken in the order: hold end
+ *     descending (INFINITY first), then b, then id.
+ * The waiting jobs are walked in queue order (at most `capacity` of them,
+ * while candidates are left). A job of res <= A takes A's machines (A -=
+ * res). Otherwise let w = res - A: if fewer than w candidates are left it
+ * needs running jobs to end as well, and wakes nothing; else the next w
+ * candidates would let it start at Tw = the largest b among them, while
+ * without them it starts at the earliest Tn = the w-th smallest end among
+ * the running real jobs ending after t0 and the candidates left (their
+ * hold ends). Iff Tn - Tw > on_delay (the start moves earlier by more
+ * than the switch-on delay), those w candidates are woken: each of their
+ * holds that ends after Tw now ends at Tw (a planned wake at Tw -
+ * on_delay, sent at once when due: OFF machines then switch on now,
+ * SWITCHING_OFF ones once OFF) and they are no longer candidates. Either
+ * way A = 0 for the jobs after it (it may hold a reservation on them). So
+ * on demand only the machines that the waiting jobs could start on by t0
+ * are woken, and a planned wake is cut short when that helps a job by
+ * more than on_delay. No job is left waiting on holds until INFINITY: when
+ * no running job's end can serve it (Tn is INFINITY) and enough
+ * candidates are left, it wakes them. A hold whose end changes is
+ * re-planned (above), so its new end reaches the policies as a running
+ * job's end does (conservative compresses). A machine becomes allocatable
+ * only when the state change reports it reached the compute pstate.
+ * Without saving, no SET request is ever made (machines Batsim reports
+ * asleep then stay held).
  *
  * Ownership: owned by the engine (fbf_engine_create() / destroy).
  * Errors: -EINVAL with a message naming the machine.

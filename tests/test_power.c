@@ -336,6 +336,108 @@ static void test_wake_after_switch_off(void **state)
     fbf_engine_destroy(e);
 }
 
+/* ---- waking (power.h, "Waking"): on_delay 10, so t0 = now + 10 ---- */
+
+static double rsv(fbf_engine *e, const char *id)
+{
+    return fbf_engine_job_reservation(e, fbf_engine_find(e, id));
+}
+
+/* 0 runs w0!1 (1 machine, walltime wall); 1-3 asleep until woken. */
+static fbf_engine *asleep_but_0(const char *policy, double wall)
+{
+    static fbf_power_config pc;
+    pc = saving(0, 5, 10);
+    fbf_engine *e = engine4(policy, &pc);
+    fbf_test_begin(e, 0);
+    fbf_test_submit(e, "w0!1", 1, wall);
+    fbf_test_decide(e, "E:w0!1 S1:1-3");
+    fbf_test_begin(e, 5);
+    changed(e, "1-3", 1);
+    fbf_test_decide(e, "");
+    return e;
+}
+
+/* On demand, only as many sleepers as the waiting jobs could start on by
+ * t0: one for a job of one machine, then two more for a job of two (the
+ * first woken one is already the first job's). */
+static void test_wake_only_what_is_needed(void **state)
+{
+    (void)state;
+    fbf_engine *e = asleep_but_0("easy", 1000);
+    fbf_test_begin(e, 20);
+    fbf_test_submit(e, "w0!2", 1, 100);
+    fbf_test_decide(e, "S0:1"); /* Tn 1000 (w0!1's end), Tw 30 */
+    assert_true(rsv(e, "w0!2") == 30);
+    assert_int_equal(fbf_engine_machine_state(e, 2), FBF_MACHINE_OFF);
+    fbf_test_begin(e, 22);
+    fbf_test_submit(e, "w0!3", 2, 100);
+    fbf_test_decide(e, "S0:2-3"); /* A = {1} goes to w0!2; Tn INFINITY, Tw 32 */
+    fbf_test_begin(e, 30);
+    changed(e, "1", 0);
+    fbf_test_decide(e, "E:w0!2");
+    fbf_test_expect_alloc(e, "w0!2", "1");
+    fbf_engine_destroy(e);
+}
+
+/* No wake when a running job frees a machine less than on_delay after a
+ * woken one would be back (Tn 40 - Tw 35 <= 10), nor for a job that needs
+ * more than the sleepers (it needs running jobs to end too); once they
+ * have, its sleepers are woken, and no machine sleeps at that point. */
+static void test_no_wake_when_useless(void **state)
+{
+    (void)state;
+    fbf_engine *e = asleep_but_0("easy", 40);
+    fbf_test_begin(e, 25);
+    fbf_test_submit(e, "w0!2", 1, 100);
+    fbf_test_decide(e, "");
+    fbf_test_begin(e, 26);
+    fbf_test_submit(e, "w0!3", 4, 10);
+    fbf_test_decide(e, "");
+    assert_int_equal(fbf_engine_nb_held(e), 3);
+    fbf_test_begin(e, 40);
+    fbf_test_complete(e, "w0!1");
+    fbf_test_decide(e, "E:w0!2");
+    fbf_test_begin(e, 140);
+    fbf_test_complete(e, "w0!2");
+    fbf_test_decide(e, "S0:1-3"); /* machine 0, idle, is not switched off */
+    assert_true(rsv(e, "w0!3") == 150);
+    assert_int_equal(fbf_engine_machine_state(e, 0), FBF_MACHINE_ON);
+    fbf_engine_destroy(e);
+}
+
+/* Conservative: 2-3 sleep until w0!2's reservation at 100. A job arriving
+ * at 20 would start at 100 without them, at 30 with them: the planned wake
+ * is cut short (holds end at 30, the job is reserved there and gets them).
+ * At 80 the gain is 100 - 90 = on_delay only: the wake stays at 90. */
+static void test_planned_wake_cut_short(void **state)
+{
+    (void)state;
+    fbf_power_config pc = saving(0, 5, 10);
+    for (int late = 0; late < 2; late++) {
+        fbf_engine *e = engine4("conservative", &pc);
+        fbf_test_begin(e, 0);
+        fbf_test_submit(e, "w0!1", 2, 100);
+        fbf_test_submit(e, "w0!2", 4, 10);
+        fbf_test_decide(e, "E:w0!1 S1:2-3 C:90");
+        fbf_test_begin(e, 5);
+        changed(e, "2-3", 1);
+        fbf_test_decide(e, "C:90");
+        fbf_test_begin(e, late ? 80 : 20);
+        fbf_test_submit(e, "w0!3", 2, 10);
+        fbf_test_decide(e, late ? "C:90" : "S0:2-3");
+        assert_true(rsv(e, "w0!2") == 100);
+        assert_true(rsv(e, "w0!3") == (late ? 110 : 30));
+        if (!late) {
+            fbf_test_begin(e, 30);
+            changed(e, "2-3", 0);
+            fbf_test_decide(e, "E:w0!3");
+            fbf_test_expect_alloc(e, "w0!3", "2-3");
+        }
+        fbf_engine_destroy(e);
+    }
+}
+
 /* ---- protocol: initial states and errors ---- */
 
 static char *handle(fbf_bv4_session *s, const char *req, int want_rc, const char *want_err)
@@ -459,6 +561,9 @@ int main(void)
         cmocka_unit_test(test_planned_wake),
         cmocka_unit_test(test_no_sleep_when_not_allowed),
         cmocka_unit_test(test_wake_after_switch_off),
+        cmocka_unit_test(test_wake_only_what_is_needed),
+        cmocka_unit_test(test_no_wake_when_useless),
+        cmocka_unit_test(test_planned_wake_cut_short),
         cmocka_unit_test(test_initial_states),
         cmocka_unit_test(test_state_changed_errors),
         cmocka_unit_test(test_energy_query_and_answer),
