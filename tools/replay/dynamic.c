@@ -19,6 +19,12 @@
  *     SIMULATION_BEGINS listed); res an integer in [1, 2^31 - 1] (a JSON
  *     int for Batsim); walltime, when given, -1 or > 0; subtime a number
  *     >= 0 (mandatory; Batsim then submits the job now whatever it says).
+ *   Redis mode (--redis): REGISTER_JOB's description is read from
+ *     <prefix>:job_<id> (data.job is not read, as Batsim reads the store),
+ *     and a profile new to the replayer from <prefix>:profile_<workload>!
+ *     <name>, checked as REGISTER_PROFILE's; every message about them names
+ *     the key. REGISTER_PROFILE itself is refused: Batsim's Redis mode
+ *     has profiles pushed to the store instead.
  *   NOTIFY: only registration_finished (needs open registration) and
  *     continue_registration (needs finished registration), both with
  *     dynamic jobs; Batsim stops on any other type from the scheduler.
