@@ -244,6 +244,41 @@ int fbf_bv4_redis_set(fbf_bv4_redis *r, fbf_bv4_redis_kind kind,
     return 0;
 }
 
+int fbf_bv4_redis_set_kinds(fbf_bv4_redis *r, const fbf_bv4_redis_kind *kinds,
+                            const fbf_bv4_redis_item *items, size_t n, fbf_error *err)
+{
+    fbf_bv4_redis_release(r);
+    int rc = usable(r, err);
+    if (rc < 0)
+        return rc;
+    for (size_t base = 0; base < n; base += CHUNK) {
+        size_t end = n - base > CHUNK ? base + CHUNK : n;
+        for (size_t i = base; i < end; i++)
+            if ((rc = append(r, "SET", kinds[i], &items[i], true, err)) < 0)
+                return rc;
+        for (size_t i = base; i < end; i++) {
+            void *rep = NULL;
+            if (redisGetReply(r->c, &rep) != REDIS_OK || !rep) {
+                /* Name the key whose reply never came; errno says whether
+                 * it was a timeout, so keep it across the key's building. */
+                int saved = errno;
+                char what[320];
+                snprintf(what, sizeof what, "SET %s",
+                         build_key(r, kinds[i], items[i].name) ? r->key : items[i].name);
+                errno = saved;
+                return io_error(r, what, err);
+            }
+            redisReply *p = rep;
+            if (rc == 0 && p->type != REDIS_REPLY_STATUS)
+                rc = reply_error(r, "SET", kinds[i], items[i].name, p, err);
+            freeReplyObject(p);
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int fbf_bv4_redis_get_job(fbf_bv4_redis *r, const char *job_id, const char **json, size_t *len,
                           fbf_error *err)
 {

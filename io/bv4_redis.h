@@ -81,6 +81,12 @@ int fbf_bv4_redis_get(fbf_bv4_redis *r, fbf_bv4_redis_kind kind, fbf_bv4_redis_i
 int fbf_bv4_redis_set(fbf_bv4_redis *r, fbf_bv4_redis_kind kind,
                       const fbf_bv4_redis_item *items, size_t n, fbf_error *err);
 
+/* Stores items[i].value under the key of (kinds[i], items[i].name), all n
+ * in one pipeline: a batch that mixes jobs and profiles (a scheduler
+ * registering jobs). A failure names the key it was about. */
+int fbf_bv4_redis_set_kinds(fbf_bv4_redis *r, const fbf_bv4_redis_kind *kinds,
+                            const fbf_bv4_redis_item *items, size_t n, fbf_error *err);
+
 /* Gives back the values of the last get early. */
 void fbf_bv4_redis_release(fbf_bv4_redis *r);
 

@@ -7,6 +7,10 @@
  * pair says whether its REGISTER_PROFILE was sent, so a profile shared by
  * a million jobs is registered once, just before the first of them.
  *
+ * In Redis mode the descriptions of a call's due jobs (and of their new
+ * profiles) are written to the store before any event is appended or any
+ * flag moves, so a failed write leaves the register as it was.
+ *
  * Invariants: next is the first job not registered yet; finished says
  * whether the last NOTIFY sent about registration was registration_finished
  * (a pause or the end); asked is the latest CALL_ME_LATER this module sent.
@@ -35,6 +39,7 @@ struct fbf_bv4_register {
     double asked;
     double noted; /* the session's latest CALL_ME_LATER (it wakes us too) */
     size_t continues;
+    fbf_bv4_redis *store; /* Redis mode: borrowed; NULL: off */
 };
 
 typedef struct sort_key {
@@ -252,6 +257,11 @@ int fbf_bv4_register_known_profiles(fbf_bv4_register *r, const cJSON *profiles,
     return rc;
 }
 
+void fbf_bv4_register_use_store(fbf_bv4_register *r, fbf_bv4_redis *store)
+{
+    r->store = store;
+}
+
 bool fbf_bv4_register_acks(const fbf_bv4_register *r) { return r->acks; }
 double fbf_bv4_register_asked(const fbf_bv4_register *r) { return r->asked; }
 void fbf_bv4_register_note_call(fbf_bv4_register *r, double t) { r->noted = t; }
@@ -319,18 +329,29 @@ static int add_profile(cJSON *events, double now, const reg_job *j)
 /* Batsim parses a registered job as a workload job: id, subtime, res and
  * profile are mandatory there (a description without subtime stops
  * Batsim), so the job says when it is submitted: now. */
-static int add_job(cJSON *events, double now, const reg_job *j)
+static cJSON *job_desc(const reg_job *j, double now)
 {
-    cJSON *d = cJSON_CreateObject(), *job = cJSON_CreateObject();
-    bool ok = d && job && cJSON_AddStringToObject(d, "job_id", j->id) &&
-              cJSON_AddStringToObject(job, "id", j->id) &&
-              cJSON_AddNumberToObject(job, "subtime", now) &&
-              cJSON_AddNumberToObject(job, "res", (double)j->res) &&
-              cJSON_AddNumberToObject(job, "walltime", j->walltime) &&
-              cJSON_AddStringToObject(job, "profile", j->profile) &&
-              cJSON_AddItemToObject(d, "job", job);
+    cJSON *job = cJSON_CreateObject();
+    if (job && (!cJSON_AddStringToObject(job, "id", j->id) ||
+                !cJSON_AddNumberToObject(job, "subtime", now) ||
+                !cJSON_AddNumberToObject(job, "res", (double)j->res) ||
+                !cJSON_AddNumberToObject(job, "walltime", j->walltime) ||
+                !cJSON_AddStringToObject(job, "profile", j->profile))) {
+        cJSON_Delete(job);
+        job = NULL;
+    }
+    return job;
+}
+
+/* REGISTER_JOB with the job's description, or with job_id alone (Redis
+ * mode: the description is in the store). */
+static int add_job(cJSON *events, double now, const reg_job *j, bool with_desc)
+{
+    cJSON *d = cJSON_CreateObject(), *job = with_desc ? job_desc(j, now) : NULL;
+    bool ok = d && (job || !with_desc) && cJSON_AddStringToObject(d, "job_id", j->id) &&
+              (!with_desc || cJSON_AddItemToObject(d, "job", job));
     if (!ok) {
-        bool owned = d && cJSON_GetObjectItemCaseSensitive(d, "job") == job;
+        bool owned = d && job && cJSON_GetObjectItemCaseSensitive(d, "job") == job;
         cJSON_Delete(d);
         if (!owned)
             cJSON_Delete(job);
@@ -339,11 +360,79 @@ static int add_job(cJSON *events, double now, const reg_job *j)
     return add(events, now, "REGISTER_JOB", d);
 }
 
+/* Redis mode: the descriptions of the jobs r->jobs[next .. end) and of
+ * their profiles not sent yet, in one pipeline. Touches no flag. */
+static int store_due(fbf_bv4_register *r, size_t end, double now, fbf_error *err)
+{
+    size_t cap = 2 * (end - r->next);
+    fbf_bv4_redis_item *items = calloc(cap ? cap : 1, sizeof *items);
+    fbf_bv4_redis_kind *kinds = calloc(cap ? cap : 1, sizeof *kinds);
+    char **owned = calloc(2 * (cap ? cap : 1), sizeof *owned); /* texts and names to free */
+    bool *queued = calloc(r->n ? r->n : 1, sizeof *queued);    /* per pair, this batch */
+    size_t m = 0, no = 0;
+    int rc = items && kinds && owned && queued ? 0 : -ENOMEM;
+    for (size_t i = r->next; i < end && rc == 0; i++) {
+        const reg_job *j = &r->jobs[i];
+        cJSON *desc = job_desc(j, now);
+        char *text = desc ? cJSON_PrintUnformatted(desc) : NULL;
+        cJSON_Delete(desc);
+        if (!text) {
+            rc = -ENOMEM;
+            break;
+        }
+        owned[no++] = text;
+        kinds[m] = FBF_BV4_REDIS_JOB;
+        items[m++] = (fbf_bv4_redis_item){.name = j->id, .value = text, .len = strlen(text)};
+        if (r->sent[j->pair] || queued[j->pair])
+            continue;
+        queued[j->pair] = true;
+        /* "<workload>!<profile>": the job id's workload part, whole. */
+        size_t wl = wl_len(j->id), len = wl + 1 + strlen(j->profile) + 1;
+        char *name = malloc(len);
+        cJSON *p = cJSON_CreateObject();
+        char *ptext = p && cJSON_AddStringToObject(p, "type", "delay") &&
+                              cJSON_AddNumberToObject(p, "delay", j->delay)
+                          ? cJSON_PrintUnformatted(p)
+                          : NULL;
+        cJSON_Delete(p);
+        owned[no++] = name;
+        owned[no++] = ptext;
+        if (!name || !ptext) {
+            rc = -ENOMEM;
+            break;
+        }
+        snprintf(name, len, "%.*s!%s", (int)wl, j->id, j->profile);
+        kinds[m] = FBF_BV4_REDIS_PROFILE;
+        items[m++] = (fbf_bv4_redis_item){.name = name, .value = ptext, .len = strlen(ptext)};
+    }
+    fbf_error inner;
+    if (rc == 0 && (rc = fbf_bv4_redis_set_kinds(r->store, kinds, items, m, &inner)) < 0)
+        fbf_errorf(err, rc, "registering %zu job(s) at %g through Redis: %s", end - r->next,
+                   now, inner.text);
+    else if (rc < 0)
+        fbf_errorf(err, rc, "out of memory");
+    for (size_t i = 0; owned && i < no; i++)
+        free(owned[i]);
+    free(items);
+    free(kinds);
+    free(owned);
+    free(queued);
+    return rc;
+}
+
 int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_engine *engine,
                          fbf_error *err)
 {
     if (!r->configured || r->next == r->n || r->jobs[r->next].subtime > now)
         return 0;
+    if (r->store) {
+        size_t end = r->next;
+        while (end < r->n && r->jobs[end].subtime <= now)
+            end++;
+        int rc = store_due(r, end, now, err);
+        if (rc < 0)
+            return rc;
+    }
     if (r->finished) {
         /* A pause ends: Batsim must take registrations again first. */
         if (add_notify(events, now, "continue_registration") < 0)
@@ -354,11 +443,12 @@ int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_eng
     for (; r->next < r->n && r->jobs[r->next].subtime <= now; r->next++) {
         const reg_job *j = &r->jobs[r->next];
         if (!r->sent[j->pair]) {
-            if (add_profile(events, now, j) < 0)
+            /* Redis mode: the profile is in the store already. */
+            if (!r->store && add_profile(events, now, j) < 0)
                 return fbf_errorf(err, -ENOMEM, "out of memory");
             r->sent[j->pair] = true;
         }
-        if (add_job(events, now, j) < 0)
+        if (add_job(events, now, j, !r->store) < 0)
             return fbf_errorf(err, -ENOMEM, "out of memory");
         if (engine) {
             /* Batsim submits a registered job at once, at the current

@@ -33,6 +33,18 @@
  * one is always pending at the next subtime, so a pause never loses a
  * job. It does not let Batsim end a run early either.
  *
+ * Redis mode (Batsim's --enable-redis): once fbf_bv4_register_use_store()
+ * gave it the session's store, fbf_bv4_register_due() writes, in ONE
+ * pipeline per call, the description of every job due (key
+ * <prefix>:job_<id>, the job object REGISTER_JOB would carry) and of
+ * every profile Batsim does not have yet (<prefix>:profile_<workload>!
+ * <name>, {"type":"delay","delay":d}), and only then appends the
+ * REGISTER_JOB events, which carry job_id alone; no REGISTER_PROFILE is
+ * sent (Batsim reads unknown profiles from the store). Acknowledgements,
+ * pauses and the profiles SIMULATION_BEGINS lists work as without Redis.
+ * A failed write is an error (the store's: -EIO, -EPROTO...) naming the
+ * key and hiredis's or the server's message; no event is appended then.
+ *
  * Ownership: _create() copies the plan (ids and profile names included);
  * the caller destroys the register with _destroy() (NULL accepted). Events
  * are appended to a cJSON array the caller owns; their "timestamp" is the
@@ -56,6 +68,7 @@
 
 #include "engine/engine.h"
 #include "engine/error.h"
+#include "io/bv4_redis.h"
 
 typedef struct fbf_bv4_reg_job {
     const char *id;      /* "workload!name": Batsim's id notation */
@@ -87,6 +100,10 @@ bool fbf_bv4_register_acks(const fbf_bv4_register *r);
  * and notes its own so that the register skips it too. */
 double fbf_bv4_register_asked(const fbf_bv4_register *r);
 void fbf_bv4_register_note_call(fbf_bv4_register *r, double t);
+
+/* Batsim's Redis mode: store (borrowed; it must outlive the register's
+ * use, NULL: off) receives the descriptions; see "Redis mode" above. */
+void fbf_bv4_register_use_store(fbf_bv4_register *r, fbf_bv4_redis *store);
 
 /* From SIMULATION_BEGINS' data.profiles ({workload: {name: profile}}):
  * the plan's profiles Batsim already has are not registered again.

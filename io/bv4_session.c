@@ -98,12 +98,9 @@ static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
     const cJSON *config = cJSON_GetObjectItemCaseSensitive(data, "config");
     s->dynamic_jobs =
         config_flag(config, "dynamic-jobs-enabled", "job_submission", "from_scheduler", "enabled");
-    if (s->opt.submitter && fbf_bv4_fetch_store(s->fetch))
-        return fbf_errorf(err, -ENOTSUP,
-                          "data.config: Redis is enabled, and fastbf's submitter mode "
-                          "registers jobs through the protocol only; run Batsim without "
-                          "--enable-redis");
     if (s->opt.submitter) {
+        /* Redis mode: registered jobs' descriptions go to the store. */
+        fbf_bv4_register_use_store(s->opt.submitter, fbf_bv4_fetch_store(s->fetch));
         bool acks = config_flag(config, "dynamic-jobs-acknowledged", "job_submission",
                                 "from_scheduler", "acknowledge");
         int rc = fbf_bv4_register_configure(s->opt.submitter, s->dynamic_jobs, acks, err);

@@ -8,7 +8,13 @@
  *    forms: job_id-only JOB_SUBMITTED events are decided exactly as the
  *    same jobs described in the messages, and every fault of the store
  *    (missing key, malformed JSON, a missing or wrong field, a server that
- *    cannot be reached, a bad config member) is refused with its message.
+ *    cannot be reached, a bad config member) is refused with its message;
+ *  - fastbf's submitter mode in Redis mode (io/bv4_register.h): each due
+ *    job's description and each new profile are in the store under
+ *    Batsim's keys before the reply, whose REGISTER_JOB events carry
+ *    job_id only, with no REGISTER_PROFILE; with acknowledgements, the
+ *    job_id-only JOB_SUBMITTED reads those very keys back; a store lost
+ *    midway is an error naming the key.
  * The end-to-end runs over ZeroMQ are in test_replay_redis.c.
  */
 #include <setjmp.h>
@@ -25,7 +31,9 @@
 #include <string.h>
 
 #include "io/bv4_redis.h"
+#include "io/bv4_register.h"
 #include "io/bv4_session.h"
+#include "policies/registry.h"
 #include "support/bv4_kit.h"
 #include "support/redis_server.h"
 #include "support/testkit.h"
@@ -364,6 +372,174 @@ static void test_session_begins_faults(void **state)
     fbf_bv4_session_destroy(s);
 }
 
+
+/* ---- submitter mode in Redis mode --------------------------------------- */
+
+/* dyn!1 and dyn!2 at 0 share profile p10; dyn!3 at 5 needs all 4. */
+static const fbf_bv4_reg_job reg_plan[] = {
+    {"dyn!1", 0, 2, 10, "p10", 10},
+    {"dyn!2", 0, 1, -1, "p10", 10},
+    {"dyn!3", 5, 4, 20, "p20", 20.5},
+};
+
+static fbf_bv4_session *submitter(fbf_bv4_register **reg)
+{
+    fbf_error err = {{0}};
+    fbf_bv4_reg_options ro = {0};
+    *reg = fbf_bv4_register_create(reg_plan, 3, &ro, &err);
+    if (!*reg)
+        fail_msg("register_create: %s", err.text);
+    const fbf_policy_entry *pe = fbf_policy_lookup("fcfs");
+    fbf_bv4_options o = {
+        .engine = {.policy = pe->ops, .reservation_depth = pe->default_depth, .workers = 1},
+        .submitter = *reg,
+    };
+    fbf_bv4_session *s = fbf_bv4_session_create(&o, &err);
+    if (!s)
+        fail_msg("session_create: %s", err.text);
+    return s;
+}
+
+static const char *reg_begins(const char *prefix, int p, bool acks)
+{
+    return BEGINS(4, M("%s,'dynamic-jobs-enabled':true,'dynamic-jobs-acknowledged':%s",
+                       config(0, prefix, p), acks ? "true" : "false"));
+}
+
+/* Every REGISTER_JOB of the reply holds data.job_id alone. */
+static void job_id_only(const char *raw)
+{
+    cJSON *reply = cJSON_Parse(raw);
+    const cJSON *ev;
+    int n = 0;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(reply, "events"))
+    {
+        const char *t = cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring;
+        if (strcmp(t, "REGISTER_PROFILE") == 0)
+            fail_msg("REGISTER_PROFILE in Redis mode: %s", raw);
+        if (strcmp(t, "REGISTER_JOB") != 0)
+            continue;
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(ev, "data");
+        if (cJSON_GetArraySize(d) != 1 ||
+            !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(d, "job_id")))
+            fail_msg("REGISTER_JOB is not job_id only: %s", raw);
+        n++;
+    }
+    assert_true(n > 0);
+    cJSON_Delete(reply);
+}
+
+/* The stored JSON under key, parsed (caller deletes); fails when absent. */
+static cJSON *stored(const char *key)
+{
+    char *v = fbf_test_redis_get(fbf_test_redis_shared(), key);
+    if (!v)
+        fail_msg("key %s is not in the store", key);
+    cJSON *j = cJSON_Parse(v);
+    if (!j)
+        fail_msg("key %s: not JSON: %s", key, v);
+    free(v);
+    return j;
+}
+
+static double field(const cJSON *o, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!cJSON_IsNumber(v))
+        fail_msg("member %s is not a number", name);
+    return v->valuedouble;
+}
+
+static void test_register_writes_store(void **state)
+{
+    fbf_bv4_register *reg;
+    fbf_bv4_session *s = submitter(&reg);
+    char *raw = fbf_test_bv4_exchange(s, reg_begins("rg", port(), false), 0,
+                                      "REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|"
+                                      "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2|CALL_ME_LATER 5",
+                                      true);
+    job_id_only(raw);
+    free(raw);
+    cJSON *j = stored("rg:job_dyn!1");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "id")->valuestring, "dyn!1");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "profile")->valuestring, "p10");
+    assert_true(field(j, "subtime") == 0 && field(j, "res") == 2 && field(j, "walltime") == 10);
+    cJSON_Delete(j);
+    j = stored("rg:job_dyn!2");
+    assert_true(field(j, "res") == 1 && field(j, "walltime") == -1);
+    cJSON_Delete(j);
+    j = stored("rg:profile_dyn!p10");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "type")->valuestring, "delay");
+    assert_true(field(j, "delay") == 10);
+    cJSON_Delete(j);
+    /* Not due yet: not stored yet. */
+    assert_null(fbf_test_redis_get(fbf_test_redis_shared(), "rg:job_dyn!3"));
+    assert_null(fbf_test_redis_get(fbf_test_redis_shared(), "rg:profile_dyn!p20"));
+
+    raw = fbf_test_bv4_exchange(s, "{\"now\":5,\"events\":[{\"timestamp\":5,\"type\":"
+                                   "\"REQUESTED_CALL\",\"data\":{}}]}",
+                                0, "REGISTER_JOB dyn!3|NOTIFY registration_finished", true);
+    job_id_only(raw);
+    free(raw);
+    j = stored("rg:job_dyn!3");
+    assert_true(field(j, "subtime") == 5 && field(j, "res") == 4);
+    cJSON_Delete(j);
+    j = stored("rg:profile_dyn!p20");
+    assert_true(field(j, "delay") == 20.5);
+    cJSON_Delete(j);
+    assert_int_equal(fbf_bv4_register_nb_registered(reg), 3);
+    fbf_bv4_session_destroy(s);
+    fbf_bv4_register_destroy(reg);
+}
+
+/* Acks on: the job_id-only JOB_SUBMITTED is decided from the keys the
+ * registration wrote; a profile SIMULATION_BEGINS lists is not written. */
+static void test_register_acks_read_back(void **state)
+{
+    fbf_bv4_register *reg;
+    fbf_bv4_session *s = submitter(&reg);
+    const char *begins = reg_begins("ra", port(), true);
+    const char *empty = "\"profiles\":{}", *at = strstr(begins, empty);
+    assert_non_null(at);
+    char b[8192];
+    snprintf(b, sizeof b, "%.*s\"profiles\":{\"dyn\":{\"p10\":{\"type\":\"delay\","
+             "\"delay\":10}}}%s", (int)(at - begins), begins, at + strlen(empty));
+    ok(s, b, "REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|CALL_ME_LATER 5");
+    assert_null(fbf_test_redis_get(fbf_test_redis_shared(), "ra:profile_dyn!p10"));
+    assert_int_equal(fbf_engine_nb_waiting(fbf_bv4_session_engine(s)), 0);
+    ok(s, M("{'now':0,'events':[%s,%s]}", rsub(0, "dyn!1"), rsub(0, "dyn!2")),
+       "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2");
+    fbf_bv4_session_destroy(s);
+    fbf_bv4_register_destroy(reg);
+}
+
+/* A store that goes away: the registration fails, naming the key. */
+static void test_register_store_lost(void **state)
+{
+    fbf_test_redis own;
+    assert_int_equal(fbf_test_redis_start(&own), 0);
+    fbf_bv4_register *reg;
+    fbf_bv4_session *s = submitter(&reg);
+    ok(s, reg_begins("lost", own.port, false),
+       "REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2|"
+       "CALL_ME_LATER 5");
+    fbf_test_redis_stop(&own);
+    const char *req = "{\"now\":5,\"events\":[{\"timestamp\":5,\"type\":\"REQUESTED_CALL\","
+                      "\"data\":{}}]}";
+    const char *reply;
+    size_t len;
+    fbf_error err = {{0}};
+    assert_int_equal(fbf_bv4_session_handle(s, req, strlen(req), &reply, &len, &err), -EIO);
+    char want[128];
+    snprintf(want, sizeof want, "registering 1 job(s) at 5 through Redis: Redis at "
+             "127.0.0.1:%d: SET lost:job_dyn!3: ", own.port);
+    if (strncmp(err.text, want, strlen(want)) != 0 || strlen(err.text) == strlen(want))
+        fail_msg("got \"%s\", want \"%s<hiredis's message>\"", err.text, want);
+    assert_int_equal(fbf_bv4_register_nb_registered(reg), 2);
+    fbf_bv4_session_destroy(s);
+    fbf_bv4_register_destroy(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +550,9 @@ int main(void)
         cmocka_unit_test(test_session_reads_descriptions),
         cmocka_unit_test(test_session_store_faults),
         cmocka_unit_test(test_session_begins_faults),
+        cmocka_unit_test(test_register_writes_store),
+        cmocka_unit_test(test_register_acks_read_back),
+        cmocka_unit_test(test_register_store_lost),
     };
     fbf_test_filter_from_env();
     return cmocka_run_group_tests(tests, fbf_test_redis_group_setup,

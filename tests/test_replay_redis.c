@@ -9,9 +9,17 @@
  *    the first 3000 jobs of the KTH trace, and under fcfs and easy on a
  *    burst of 2000 jobs submitted in one message; the keys Batsim sets are
  *    in the store.
+ *  - dynamic registration in Redis mode: fastbf --register-workload
+ *    against fastbf-replay --redis --dynamic-jobs (acknowledgements off
+ *    and on) gives the out_jobs.csv of the same registrations without
+ *    Redis, and the job and profile keys fastbf wrote are in the store;
  *  - fastbf as a process refuses, with its one-line message and exit 1,
  *    a job whose key is missing and a server it cannot reach;
- *  - fastbf-replay refuses a server it cannot reach and a bad --redis.
+ *  - fastbf-replay refuses a server it cannot reach, a bad --redis,
+ *    --forward-profiles with --redis, and, from a scripted scheduler (a
+ *    REP socket of this test), a REGISTER_JOB whose key is missing,
+ *    malformed, wrong, or names a profile missing from the store, and any
+ *    REGISTER_PROFILE in Redis mode; exit 2, the key named.
  * In-process coverage of the session and the store: test_redis.c.
  */
 #include <setjmp.h>
@@ -26,6 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <pthread.h>
+#include <zmq.h>
 
 #include "support/redis_server.h"
 #include "support/replay_sched.h"
@@ -227,17 +238,6 @@ static void test_fastbf_unreachable(void **state)
     fastbf_refuses(redis_begins(dead, "x"), NULL, want);
 }
 
-/* fastbf's submitter mode registers through the protocol only. */
-static void test_fastbf_submitter_refuses_redis(void **state)
-{
-    fastbf_refuses_with(
-        (const char *const[]){"--register-workload", KTH, NULL},
-        redis_begins(fbf_test_redis_shared()->port, "sub"), NULL,
-        "fastbf: event 0 (SIMULATION_BEGINS): data.config: Redis is enabled, and fastbf's "
-        "submitter mode registers jobs through the protocol only; run Batsim without "
-        "--enable-redis");
-}
-
 static void test_replayer_refusals(void **state)
 {
     int dead = fbf_test_redis_dead_port();
@@ -255,18 +255,15 @@ static void test_replayer_refusals(void **state)
     assert_string_equal(err, want);
     free(out);
     free(err);
-    /* Registration and forwarded profiles are simulated without Redis. */
-    const char *dyn[] = {"--dynamic-jobs", "--ack-dynamic-jobs", "--forward-profiles"};
-    for (size_t i = 0; i < sizeof dyn / sizeof *dyn; i++) {
-        rc = fbf_test_replay_run(
-            (const char *const[]){"--redis", addr, dyn[i], "--inproc", KTH, NULL}, TIMEOUT_MS,
-            &out, &err);
-        assert_int_equal(rc, 2);
-        if (!strstr(err, "--redis does not go with --dynamic-jobs"))
-            fail_msg("%s: %s", dyn[i], err);
-        free(out);
-        free(err);
-    }
+    /* In Redis mode JOB_SUBMITTED has no profile to forward. */
+    rc = fbf_test_replay_run(
+        (const char *const[]){"--redis", addr, "--forward-profiles", "--inproc", KTH, NULL},
+        TIMEOUT_MS, &out, &err);
+    assert_int_equal(rc, 2);
+    if (!strstr(err, "--redis does not go with --forward-profiles"))
+        fail_msg("--forward-profiles: %s", err);
+    free(out);
+    free(err);
     const char *bad[] = {"localhost", "localhost:", ":6379", "h:0", "h:65536", "h:12x"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         rc = fbf_test_replay_run((const char *const[]){"--redis", bad[i], "--inproc", KTH, NULL},
@@ -279,6 +276,172 @@ static void test_replayer_refusals(void **state)
     }
 }
 
+
+/* ---- dynamic registration in Redis mode --------------------------------- */
+
+/* fastbf registers a workload (SWF, registered under workload "dyn")
+ * through Redis; the schedule is the one without Redis. */
+static void test_submitter_same_starts(void **state)
+{
+    /* 300 jobs over 8 resources, subtimes spread so that registrations
+     * happen in many messages, some of them several at once. */
+    char *text = malloc(300 * 48 + 32);
+    assert_non_null(text);
+    size_t len = (size_t)sprintf(text, "; MaxProcs: 8\n");
+    for (int i = 1; i <= 300; i++)
+        len += (size_t)sprintf(text + len, "%d %d -1 %d %d -1 -1 %d %d\n", i, (i / 3) * 7,
+                               5 + i % 41, 1 + i % 8, 1 + i % 8, 10 + i % 53);
+    char swf[256], empty[256];
+    snprintf(swf, sizeof swf, "%s", fbf_test_tmp_write("reg.swf", text));
+    free(text);
+    snprintf(empty, sizeof empty, "%s",
+             fbf_test_tmp_write("empty.json", "{\"nb_res\": 8, \"jobs\": [], \"profiles\": {}}"));
+    char cmd[600], redis[64];
+    snprintf(cmd, sizeof cmd, "%s --policy easy --register-workload %s",
+             fbf_test_replay_fastbf_path(), swf);
+    const fbf_test_redis *srv = fbf_test_redis_shared();
+    for (int ack = 0; ack < 2; ack++) {
+        const char *mode = ack ? "--ack-dynamic-jobs" : "--dynamic-jobs";
+        char plain_dir[256], redis_dir[256];
+        snprintf(plain_dir, sizeof plain_dir, "%s", fbf_test_tmp_path("reg-plain-%d", ack));
+        snprintf(redis_dir, sizeof redis_dir, "%s", fbf_test_tmp_path("reg-redis-%d", ack));
+        snprintf(redis, sizeof redis, "%s:reg%d", fbf_test_redis_addr(srv), ack);
+        replay_ok((const char *const[]){"--quiet", mode, "--scheduler", cmd, "--out", plain_dir,
+                                        empty, NULL});
+        replay_ok((const char *const[]){"--quiet", mode, "--redis", redis, "--scheduler", cmd,
+                                        "--out", redis_dir, empty, NULL});
+        char *a = fbf_test_replay_read(fbf_test_tmp_path("reg-plain-%d/out_jobs.csv", ack));
+        char *b = fbf_test_replay_read(fbf_test_tmp_path("reg-redis-%d/out_jobs.csv", ack));
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(fbf_test_count_lines(a), 301);
+        if (strcmp(a, b) != 0)
+            fail_msg("%s: out_jobs.csv differs with Redis", mode);
+        assert_true(fbf_test_replay_summary(redis_dir, "jobs.registered") == 300);
+        free(a);
+        free(b);
+
+        /* What fastbf wrote: job 10 (res 3, subtime 21) and its profile. */
+        char key[128];
+        snprintf(key, sizeof key, "reg%d:job_dyn!10", ack);
+        char *job = fbf_test_redis_get(srv, key);
+        if (!job)
+            fail_msg("%s is not in the store", key);
+        cJSON *j = cJSON_Parse(job);
+        assert_non_null(j);
+        assert_string_equal(cJSON_GetObjectItem(j, "id")->valuestring, "dyn!10");
+        assert_true(cJSON_GetObjectItem(j, "res")->valuedouble == 3);
+        assert_true(cJSON_GetObjectItem(j, "subtime")->valuedouble == 21);
+        snprintf(key, sizeof key, "reg%d:profile_dyn!%s", ack,
+                 cJSON_GetObjectItem(j, "profile")->valuestring);
+        char *prof = fbf_test_redis_get(srv, key);
+        cJSON *p = prof ? cJSON_Parse(prof) : NULL;
+        if (!p || strcmp(cJSON_GetObjectItem(p, "type")->valuestring, "delay") != 0 ||
+            cJSON_GetObjectItem(p, "delay")->valuedouble != 15)
+            fail_msg("%s: %s", key, prof ? prof : "missing");
+        cJSON_Delete(p);
+        free(prof);
+        cJSON_Delete(j);
+        free(job);
+    }
+}
+
+/* A scripted scheduler: a REP socket that answers SIMULATION_BEGINS with
+ * the given events (stamped 0) and every later message with none. */
+typedef struct script {
+    void *ctx, *sock;
+    const char *events;
+    int stop;
+    pthread_t th;
+    char ep[128];
+} script;
+
+static void *script_main(void *arg)
+{
+    script *s = arg;
+    char buf[8192], reply[4096];
+    bool first = true;
+    while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+        int n = zmq_recv(s->sock, buf, sizeof buf - 1, 0);
+        if (n < 0)
+            continue; /* the receive timeout: look at stop again */
+        buf[n < (int)sizeof buf - 1 ? n : (int)sizeof buf - 1] = '\0';
+        cJSON *m = cJSON_Parse(buf);
+        double now = m ? cJSON_GetObjectItem(m, "now")->valuedouble : 0;
+        cJSON_Delete(m);
+        snprintf(reply, sizeof reply, "{\"now\":%.6f,\"events\":[%s]}", now,
+                 first ? s->events : "");
+        first = false;
+        zmq_send(s->sock, reply, strlen(reply), 0);
+    }
+    return NULL;
+}
+
+/* fastbf-replay --redis HOST:PORT:rf --dynamic-jobs against a scheduler
+ * whose first reply holds events: exit 2, want in the error. */
+static void replayer_refuses(const char *events, const char *want)
+{
+    script s = {.events = fbf_test_msg("%s", events)};
+    int timeout = 100;
+    s.ctx = zmq_ctx_new();
+    s.sock = zmq_socket(s.ctx, ZMQ_REP);
+    size_t eplen = sizeof s.ep;
+    assert_int_equal(zmq_setsockopt(s.sock, ZMQ_RCVTIMEO, &timeout, sizeof timeout), 0);
+    assert_int_equal(zmq_bind(s.sock, "tcp://127.0.0.1:*"), 0);
+    assert_int_equal(zmq_getsockopt(s.sock, ZMQ_LAST_ENDPOINT, s.ep, &eplen), 0);
+    assert_int_equal(pthread_create(&s.th, NULL, script_main, &s), 0);
+    char redis[64];
+    snprintf(redis, sizeof redis, "%s:rf", fbf_test_redis_addr(fbf_test_redis_shared()));
+    const char *wl =
+        fbf_test_tmp_write("rf.json", "{\"nb_res\": 4, \"jobs\": [], \"profiles\": {}}");
+    char *out = NULL, *err = NULL;
+    int rc = fbf_test_replay_run((const char *const[]){"--endpoint", s.ep, "--quiet", "--redis",
+                                                       redis, "--dynamic-jobs", "--timeout",
+                                                       "20", wl, NULL},
+                                 TIMEOUT_MS, &out, &err);
+    __atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(s.th, NULL);
+    int linger = 0;
+    zmq_setsockopt(s.sock, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_close(s.sock);
+    zmq_ctx_term(s.ctx);
+    if (rc != 2 || !err || !strstr(err, want))
+        fail_msg("%s: exit %d (want 2), stderr: %s (want '%s')", events, rc, err ? err : "",
+                 want);
+    free(out);
+    free(err);
+}
+
+#define REG(id) "{'timestamp':0,'type':'REGISTER_JOB','data':{'job_id':'" id "'}}"
+
+static void test_replayer_registration_refusals(void **state)
+{
+    const fbf_test_redis *srv = fbf_test_redis_shared();
+    replayer_refuses(REG("dyn!nokey"), "(REGISTER_JOB, job dyn!nokey): Redis key "
+                                       "\"rf:job_dyn!nokey\" does not exist");
+    replayer_refuses("{'timestamp':0,'type':'REGISTER_PROFILE','data':{'workload_name':'dyn',"
+                     "'profile_name':'p','profile':{'type':'delay','delay':5}}}",
+                     "(REGISTER_PROFILE): with Redis, profiles go to the store (key "
+                     "rf:profile_<workload>!<name>");
+    fbf_test_redis_set(srv, "rf:job_dyn!bad", "{\"id\":");
+    replayer_refuses(REG("dyn!bad"), "Redis key \"rf:job_dyn!bad\": malformed JSON");
+    fbf_test_redis_set(srv, "rf:job_dyn!np",
+                       "{\"id\":\"dyn!np\",\"subtime\":0,\"res\":1,\"profile\":\"ghost\"}");
+    replayer_refuses(REG("dyn!np"), "unknown profile 'ghost' in workload dyn: Redis key "
+                                    "\"rf:profile_dyn!ghost\" does not exist");
+    /* The same field checks as data.job, the key named. */
+    fbf_test_redis_set(srv, "rf:profile_dyn!p", "{\"type\":\"delay\",\"delay\":5}");
+    fbf_test_redis_set(srv, "rf:job_dyn!r0",
+                       "{\"id\":\"dyn!r0\",\"subtime\":0,\"res\":0,\"profile\":\"p\"}");
+    replayer_refuses(REG("dyn!r0"), "field data.job.res is missing or not an integer in [1, "
+                                    "2147483647] (data.job is Redis key \"rf:job_dyn!r0\")");
+    fbf_test_redis_set(srv, "rf:profile_dyn!par", "{\"type\":\"parallel\",\"cpu\":5}");
+    fbf_test_redis_set(srv, "rf:job_dyn!par",
+                       "{\"id\":\"dyn!par\",\"subtime\":0,\"res\":1,\"profile\":\"par\"}");
+    replayer_refuses(REG("dyn!par"), "Redis key \"rf:profile_dyn!par\": type is not "
+                                     "\"delay\"");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,8 +450,9 @@ int main(void)
         cmocka_unit_test(test_inproc_same_starts),
         cmocka_unit_test(test_fastbf_missing_key),
         cmocka_unit_test(test_fastbf_unreachable),
-        cmocka_unit_test(test_fastbf_submitter_refuses_redis),
         cmocka_unit_test(test_replayer_refusals),
+        cmocka_unit_test(test_submitter_same_starts),
+        cmocka_unit_test(test_replayer_registration_refusals),
     };
     fbf_test_filter_from_env();
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -19,6 +19,12 @@
  *     SIMULATION_BEGINS listed); res an integer in [1, 2^31 - 1] (a JSON
  *     int for Batsim); walltime, when given, -1 or > 0; subtime a number
  *     >= 0 (mandatory; Batsim then submits the job now whatever it says).
+ *   Redis mode (--redis): REGISTER_JOB's description is read from
+ *     <prefix>:job_<id> (data.job is not read, as Batsim reads the store),
+ *     and a profile new to the replayer from <prefix>:profile_<workload>!
+ *     <name>, checked as REGISTER_PROFILE's; every message about them names
+ *     the key. REGISTER_PROFILE itself is refused: Batsim's Redis mode
+ *     has profiles pushed to the store instead.
  *   NOTIFY: only registration_finished (needs open registration) and
  *     continue_registration (needs finished registration), both with
  *     dynamic jobs; Batsim stops on any other type from the scheduler.
@@ -34,6 +40,7 @@
 #include <ck_hs.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +257,13 @@ int fbf_replay_register_profile(fbf_replay *r, const cJSON *data, long ev)
     static const char T[] = "REGISTER_PROFILE";
     if (need_open(r, ev, T, NULL))
         return -EPROTO;
+    /* Batsim's Redis mode has no REGISTER_PROFILE: a profile Batsim does
+     * not know is read from the store when a REGISTER_JOB names it. */
+    if (r->cfg.redis)
+        return fbf_replay_fail(r, ev, T, NULL, "with Redis, profiles go to the store (key "
+                               "%s:profile_<workload>!<name>, before the REGISTER_JOB that "
+                               "needs them), not through REGISTER_PROFILE",
+                               fbf_bv4_redis_prefix(r->cfg.redis));
     const cJSON *wl = cJSON_GetObjectItemCaseSensitive(data, "workload_name");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(data, "profile_name");
     const cJSON *prof = cJSON_GetObjectItemCaseSensitive(data, "profile");
@@ -293,6 +307,134 @@ static bool same_job(const cJSON *v, const char *id, const char *bang)
     return strcmp(buf, bang + 1) == 0;
 }
 
+/* Where a REGISTER_JOB's description came from: the message, or in Redis
+ * mode the store, whose key every message about it then names. */
+typedef struct job_src {
+    fbf_replay *r;
+    long ev;
+    const char *id;
+    char key[200]; /* "" when the description is data.job */
+} job_src;
+
+static int jfail(const job_src *js, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int jfail(const job_src *js, const char *fmt, ...)
+{
+    char why[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    if (!js->key[0])
+        return fbf_replay_fail(js->r, js->ev, "REGISTER_JOB", js->id, "%s", why);
+    return fbf_replay_fail(js->r, js->ev, "REGISTER_JOB", js->id, "%s (data.job is Redis key "
+                           "\"%s\")", why, js->key);
+}
+
+/* Redis mode: the profile the job names, new to the replayer, from the
+ * store, checked as REGISTER_PROFILE's would be, then recorded; its
+ * delay in *delay. 0, or -EPROTO / -ENOMEM (r->err set). */
+static int store_profile(const job_src *js, const char *wl, size_t len, const char *name,
+                         double *delay_out)
+{
+    fbf_replay *r = js->r;
+    char pname[256], key[300];
+    snprintf(pname, sizeof pname, "%.*s!%s", (int)len, wl, name);
+    fbf_bv4_redis_key(r->cfg.redis, FBF_BV4_REDIS_PROFILE, pname, key, sizeof key);
+    fbf_error e;
+    fbf_bv4_redis_item it = {.name = pname};
+    if (fbf_bv4_redis_get(r->cfg.redis, FBF_BV4_REDIS_PROFILE, &it, 1, &e) < 0)
+        return jfail(js, "reading profile '%.60s': %s", name, e.text);
+    if (!it.value)
+        return jfail(js, "unknown profile '%.60s' in workload %.*s: Redis key \"%s\" does not "
+                     "exist (with Redis, profiles go to the store before REGISTER_JOB)", name,
+                     (int)len, wl, key);
+    cJSON *p = cJSON_ParseWithLength(it.value, it.len);
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(p, "type");
+    const cJSON *delay = cJSON_GetObjectItemCaseSensitive(p, "delay");
+    double d = -1;
+    int rc = -EPROTO;
+    if (!cJSON_IsObject(p))
+        jfail(js, "Redis key \"%s\": not a JSON object (a profile description)", key);
+    else if (!cJSON_IsString(type) || strcmp(type->valuestring, "delay") != 0)
+        jfail(js, "Redis key \"%s\": type is not \"delay\" (the only profile type the "
+              "replayer runs)", key);
+    else if (!cJSON_IsNumber(delay) || !(delay->valuedouble >= 0) || isinf(delay->valuedouble))
+        jfail(js, "Redis key \"%s\": delay is missing or not a number >= 0", key);
+    else
+        d = delay->valuedouble;
+    cJSON_Delete(p);
+    if (d >= 0) {
+        char wname[256];
+        snprintf(wname, sizeof wname, "%.*s", (int)len, wl);
+        rc = add_profile(r, wname, name, d);
+        *delay_out = d;
+    }
+    return rc;
+}
+/* The checks of a REGISTER_JOB's description, wherever it came from, and
+ * the registration. */
+static int register_desc(job_src *js, const cJSON *job, double at)
+{
+    fbf_replay *r = js->r;
+    const char *id = js->id, *bang = strchr(id, '!');
+    if (!cJSON_IsObject(job))
+        return jfail(js, "field data.job is missing or not an object");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(job, "id");
+    if (!v)
+        return jfail(js, "field data.job.id is missing (Batsim parses the job as a workload's, "
+                     "where id is mandatory)");
+    if (!same_job(v, id, bang))
+        return jfail(js, "data.job.id names another job than data.job_id (it must be the "
+                     "job_id, or its name after the '!')");
+    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(job, "profile");
+    if (!cJSON_IsString(prof))
+        return jfail(js, "field data.job.profile is missing or not a string");
+    if (ensure_index(r) < 0)
+        return -ENOMEM;
+    double delay = find_profile(r, id, (size_t)(bang - id), prof->valuestring);
+    if (delay < 0 && r->cfg.redis) {
+        int rc = store_profile(js, id, (size_t)(bang - id), prof->valuestring, &delay);
+        if (rc < 0)
+            return rc;
+    } else if (delay < 0)
+        return jfail(js, "unknown profile '%.60s' in workload %.*s (register it first with "
+                     "REGISTER_PROFILE)", prof->valuestring, (int)(bang - id), id);
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(job, "res");
+    if (!cJSON_IsNumber(res) || res->valuedouble != floor(res->valuedouble) ||
+        !(res->valuedouble >= 1) || res->valuedouble > INT32_MAX)
+        return jfail(js, "field data.job.res is missing or not an integer in [1, %d]",
+                     INT32_MAX);
+    double walltime = -1;
+    v = cJSON_GetObjectItemCaseSensitive(job, "walltime");
+    if (v) {
+        if (!cJSON_IsNumber(v) || !(v->valuedouble == -1 || v->valuedouble > 0) ||
+            isinf(v->valuedouble))
+            return jfail(js, "data.job.walltime is not -1 nor a number > 0");
+        walltime = v->valuedouble;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(job, "subtime");
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || isinf(v->valuedouble))
+        return jfail(js, "field data.job.subtime is missing or not a number >= 0 (Batsim "
+                     "requires it, then submits the job now)");
+    if (!fbf_replay_grow((void **)&r->jobs, &r->jobs_cap, r->wl->nb_jobs + 1, sizeof *r->jobs))
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+    fbf_error werr;
+    int rc = fbf_workload_add_job_profile(r->wl, id, at, delay, walltime,
+                                          (int64_t)res->valuedouble, prof->valuestring, &werr);
+    if (rc == -ENOMEM)
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+    if (rc < 0)
+        return jfail(js, "%s", werr.text);
+    uint32_t ji = (uint32_t)(r->wl->nb_jobs - 1);
+    r->jobs[ji] = (fbf_rjob){.state = FBF_RJ_WAITING};
+    r->submitted++;
+    r->waiting++;
+    r->registered++;
+    if (r->cfg.dyn_acks)
+        fbf_replay_heap_push(r, at, FBF_EV_ACK, ji, r->seq++);
+    return 0;
+}
+
 int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at)
 {
     static const char T[] = "REGISTER_JOB";
@@ -310,60 +452,27 @@ int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at
     if (fbf_workload_find(r->wl, id) >= 0)
         return fbf_replay_fail(r, ev, T, id, "job id already exists (duplicate job ids are "
                                "forbidden)");
-    const cJSON *job = cJSON_GetObjectItemCaseSensitive(data, "job");
-    if (!cJSON_IsObject(job))
-        return fbf_replay_fail(r, ev, T, id, "field data.job is missing or not an object");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(job, "id");
-    if (!v)
-        return fbf_replay_fail(r, ev, T, id, "field data.job.id is missing (Batsim parses the "
-                               "job as a workload's, where id is mandatory)");
-    if (!same_job(v, id, bang))
-        return fbf_replay_fail(r, ev, T, id, "data.job.id names another job than data.job_id "
-                               "(it must be the job_id, or its name after the '!')");
-    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(job, "profile");
-    if (!cJSON_IsString(prof))
-        return fbf_replay_fail(r, ev, T, id, "field data.job.profile is missing or not a string");
-    if (ensure_index(r) < 0)
-        return -ENOMEM;
-    double delay = find_profile(r, id, (size_t)(bang - id), prof->valuestring);
-    if (delay < 0)
-        return fbf_replay_fail(r, ev, T, id, "unknown profile '%.60s' in workload %.*s "
-                               "(register it first with REGISTER_PROFILE)", prof->valuestring,
-                               (int)(bang - id), id);
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(job, "res");
-    if (!cJSON_IsNumber(res) || res->valuedouble != floor(res->valuedouble) ||
-        !(res->valuedouble >= 1) || res->valuedouble > INT32_MAX)
-        return fbf_replay_fail(r, ev, T, id, "field data.job.res is missing or not an integer "
-                               "in [1, %d]", INT32_MAX);
-    double walltime = -1;
-    v = cJSON_GetObjectItemCaseSensitive(job, "walltime");
-    if (v) {
-        if (!cJSON_IsNumber(v) || !(v->valuedouble == -1 || v->valuedouble > 0) ||
-            isinf(v->valuedouble))
-            return fbf_replay_fail(r, ev, T, id, "data.job.walltime is not -1 nor a number > 0");
-        walltime = v->valuedouble;
-    }
-    v = cJSON_GetObjectItemCaseSensitive(job, "subtime");
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || isinf(v->valuedouble))
-        return fbf_replay_fail(r, ev, T, id, "field data.job.subtime is missing or not a number "
-                               ">= 0 (Batsim requires it, then submits the job now)");
-    if (!fbf_replay_grow((void **)&r->jobs, &r->jobs_cap, r->wl->nb_jobs + 1, sizeof *r->jobs))
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    fbf_error werr;
-    int rc = fbf_workload_add_job_profile(r->wl, id, at, delay, walltime,
-                                          (int64_t)res->valuedouble, prof->valuestring, &werr);
-    if (rc == -ENOMEM)
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    if (rc < 0)
-        return fbf_replay_fail(r, ev, T, id, "%s", werr.text);
-    uint32_t ji = (uint32_t)(r->wl->nb_jobs - 1);
-    r->jobs[ji] = (fbf_rjob){.state = FBF_RJ_WAITING};
-    r->submitted++;
-    r->waiting++;
-    r->registered++;
-    if (r->cfg.dyn_acks)
-        fbf_replay_heap_push(r, at, FBF_EV_ACK, ji, r->seq++);
-    return 0;
+    job_src js = {.r = r, .ev = ev, .id = id};
+    if (!r->cfg.redis)
+        return register_desc(&js, cJSON_GetObjectItemCaseSensitive(data, "job"), at);
+    /* Redis mode: Batsim reads the description from the store (a data.job
+     * in the message is not read). */
+    fbf_bv4_redis_key(r->cfg.redis, FBF_BV4_REDIS_JOB, id, js.key, sizeof js.key);
+    const char *text;
+    size_t len;
+    fbf_error e;
+    if (fbf_bv4_redis_get_job(r->cfg.redis, id, &text, &len, &e) < 0)
+        return fbf_replay_fail(r, ev, T, id, "reading the job's description: %s", e.text);
+    if (!text)
+        return fbf_replay_fail(r, ev, T, id, "Redis key \"%s\" does not exist (with Redis, the "
+                               "job's description goes to the store before REGISTER_JOB)",
+                               js.key);
+    cJSON *job = cJSON_ParseWithLength(text, len);
+    if (!job)
+        return fbf_replay_fail(r, ev, T, id, "Redis key \"%s\": malformed JSON", js.key);
+    int rc = register_desc(&js, job, at);
+    cJSON_Delete(job);
+    return rc;
 }
 
 int fbf_replay_notify(fbf_replay *r, const cJSON *data, long ev)

@@ -103,7 +103,11 @@ static void usage(FILE *f)
 "                         server at HOST:PORT under Batsim's keys (PREFIX:job_ID,\n"
 "                         PREFIX:profile_WORKLOAD!NAME, PREFIX:nb_res; PREFIX\n"
 "                         'default' unless given), say so in SIMULATION_BEGINS'\n"
-"                         config and send JOB_SUBMITTED with job_id only\n"
+"                         config and send JOB_SUBMITTED with job_id only; with\n"
+"                         --dynamic-jobs, REGISTER_JOB carries job_id only and\n"
+"                         the job (and a new profile) is read from the store\n"
+"                         (REGISTER_PROFILE is refused). Not with\n"
+"                         --forward-profiles: the profiles are in the store\n"
 "\n"
 "Run and output:\n"
 "  --energy               model machine states and energy (SET_RESOURCE_STATE,\n"
@@ -381,10 +385,9 @@ static int parse_options(int argc, char **argv, options *o)
         return bad("%s", "--compute-pstate and --sleep-pstate must differ");
     if (o->verbose && !o->inproc)
         return bad("%s", "--verbose goes with --inproc");
-    if (o->redis_host[0] && (o->dyn_jobs || o->forward_profiles))
-        return bad("%s", "--redis does not go with --dynamic-jobs, --ack-dynamic-jobs or "
-                         "--forward-profiles: registration and forwarded profiles are "
-                         "simulated without Redis only");
+    if (o->redis_host[0] && o->forward_profiles)
+        return bad("%s", "--redis does not go with --forward-profiles: in Redis mode "
+                         "JOB_SUBMITTED carries job_id only, and the profile is in the store");
     return -1;
 }
 

@@ -4,7 +4,9 @@
  * config, and in Redis mode (--redis) the keys Batsim sets (io/bv4_redis.h):
  * nb_res at the start, then job_<id> and profile_<workload>!<profile> of
  * every job submitted by a message, pipelined just before that message is
- * sent, so they exist as soon as the scheduler can read them.
+ * sent, so they exist as soon as the scheduler can read them. Jobs the
+ * scheduler registered (dynamic jobs) are not stored: it wrote their keys
+ * itself, and dynamic.c read them from there.
  *
  * Invariants: store_q holds the jobs the message being built submits, in
  * event order; profile_stored[p] is set once profile p is in the store
@@ -61,6 +63,10 @@ void fbf_replay_config_json(const fbf_replay *r, fbf_jbuf *b)
 
 void fbf_replay_store_queue(fbf_replay *r, uint32_t job)
 {
+    /* A registered job's keys are the scheduler's, written before its
+     * REGISTER_JOB: its acknowledgement leaves them as they are. */
+    if (job >= r->nb_static)
+        return;
     if (r->nstore == r->store_cap) {
         size_t cap = r->store_cap ? 2 * r->store_cap : 256;
         uint32_t *q = realloc(r->store_q, cap * sizeof *q);
