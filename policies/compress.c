@@ -1,99 +1,79 @@
 /*
  * compress: the compression pass of conservative backfilling (D7 a) and
- * the released ranges it feeds on. conservative.c holds the rest of D7;
- * backfill_int.h the shared state.
+ * the queue indexes of reserved jobs it searches. conservative.c holds
+ * the rest of D7; backfill_int.h the shared state.
  *
- * Which jobs can move. The plain pass re-places every reserved job J, in
- * queue order, at earliest(J). J moves only if some t < rsv_J fits it,
- * and then the window W = [t, min(t + wall_J, rsv_J)) must meet a range
- * released since J was last (re)placed: outside released ranges free()
- * has not grown since, so a fit there (free >= res on W, and beyond rsv_J
- * J's own span frees its res) would have been found then. (A fit at a
- * non-breakpoint t implies one at the breakpoint before it: free is flat
- * in between.) Capacity is released only by a completion ([now, est_end))
- * and by a reservation that moves ([old, old + wall)); starts of due
- * reservations swap a span for the same span. So a pass only needs the
- * ranges released by the previous pass (jobs before the mover had already
- * been visited) plus this message's completions plus what this pass
- * releases. Those ranges ("holes", merged, possibly widened: a superset is
- * always safe) drive searches of queue-order treaps (policies/qindex.h)
- * with a monotone test on (min res, min wall, min/max rsv) of a subtree:
- * for some hole [a, b) with a < max rsv, some t in [a - l, min(b, max
- * rsv)) has free >= min res over [t, t + l), l = min(min wall, min rsv -
- * b) (0 if that is negative): W has at least that length when t < b. A
- * job that passes is re-placed exactly, its earliest fit searched only
- * near the holes (the profile's earliest_before), which gives the plain
- * answer because no fit lies elsewhere. Visiting a job that then does not
- * move changes nothing. Jobs whose reservation is already in the past (a
- * running job outlived its estimate) always pass, with a full search.
+ * Which jobs can move, the test on a subtree of reserved jobs and the
+ * search of a mover's new place: policies/holes.c. Visiting a job that
+ * then does not move changes nothing, so a pass is exact as long as it
+ * visits, in queue order, every job the plain pass would move.
  *
- * Why one tree per job size. Over all jobs, a subtree's min res and min
- * wall come from different jobs (narrow-but-long beside wide-but-short),
- * so the test passes on subtrees holding no job that can move: at 1e5
- * waiting jobs the search made ~31,000 tests of ~20 holes each to find
- * ~140 movers. In a tree holding a single res value r the test is on
- * (r, min wall, rsv range): much sharper. The pass still visits jobs in
- * queue order, so it keeps, per size r present, cand[r]: a job of size r
- * after the position p (the last job visited) such that no job of size r
- * in (p, cand[r]) passes, and takes the earliest over the sizes (a heap
- * keyed by queue order, stale entries skipped).
+ * Why one tree per job size. Over all reserved jobs (qi), a subtree's min
+ * res and min wall come from different jobs (narrow-but-long beside
+ * wide-but-short), so the test passes on subtrees holding no job that can
+ * move: at 1e5 waiting jobs the search made ~31,000 tests of ~20 holes
+ * each to find ~140 movers. In a tree holding one res value r the test
+ * is on (r, min wall, rsv range): much sharper, and with r fixed, the
+ * answer for a hole and a window length is memoised (holes.c). The pass
+ * still visits jobs in queue order: it keeps, per size r present,
+ * cand[r], a job of size r after the position p (the last job visited)
+ * such that no job of size r in (p, cand[r]) passes, and takes the
+ * earliest over the sizes (a heap keyed by queue order; stale entries are
+ * skipped, and a candidate is tested again when it comes out).
  *
  * What a move invalidates. When the job at p moves, the profile changes
  * (free() grows only on the released N = [max(old, now), old + wall),
- * drops where it now sits) and N joins the holes. A job x of size r in
- * (p, cand[r]) failed the test with the older holes H and profile P; say
- * it would move at its turn, through a window W fitting in the later
- * profile. If W meets no range released since (no N), free() on W was no
- * smaller in P and W meets a range of H, so x passed then: contradiction
- * (induction over the moves in between; a hole dropped because max free
- * there was below every res can only be met by a fitting W where free
- * grew, i.e. inside some N). So after a move only N can add candidates:
- * for every size r, search (p, cand[r]) of tree r with the test on N
- * alone (one profile search per node, not one per hole). The mover's own
- * size is searched from p with every hole.
+ * drops where the job now sits) and N joins the holes. A job x of size r
+ * in (p, cand[r]) failed the test at some earlier state; say it would
+ * move at its turn through a window W. Take the last range N_m released
+ * since that W meets: after it, free() on W only dropped, so W fitted
+ * right after move m too, and meets N_m (whose max free then was >= r).
+ * If there is none, W fitted at the earlier state and met one of its
+ * holes (a hole dropped for its low max free can only be met where free
+ * grew, i.e. inside some N): x passed then, a contradiction. So testing
+ * x against the ranges released since, each on its own, at any later
+ * state (before x's turn), finds it. Hence a log of the ranges each move
+ * releases, and per size the log position applied so far: after a move,
+ * each size r <= max free over N gets a "dirty" heap entry keyed by its
+ * next job after p (its new candidates cannot come earlier); when that
+ * entry comes out first, (p, cand[r]) of tree r is searched with the log
+ * entries not yet applied (no memo). Sizes whose next job lies past the
+ * next candidate wait, and take several moves in one search. The
+ * mover's own size is searched from p with every hole.
  *
- * Cost. Per pass, with D sizes present, M movers, V jobs visited (movers
- * and the few that pass the test without moving), H holes (<= 64) and B
- * breakpoints: O(D) searches to start, one search with every hole per
- * visit, and D searches with one hole per mover: about
- * O((D H + V H + M D) log N) profile searches of O(log B) each, against
- * O(N) for the plain pass. The worst cases are many sizes (D up to the
- * platform's size) and many movers. To stay close to the single-tree
- * search in any case, a pass gets a budget of N/4 + 64 (D + H) log N units
- * (a test, and each profile search in it, is a unit); once spent, the
- * pass goes on from p with that search over the tree of all reserved jobs
- * (kept for this purpose), which decides the same. If the per-size trees
- * cannot be allocated, the all-jobs tree alone is used.
+ * Cost. Per pass, with D sizes present, M moves, V jobs visited (movers,
+ * and rarely a job that passes without moving), H holes (<= 64) and B
+ * breakpoints: D searches to start, one search per visit, and per move
+ * one O(log N) step per size (the dirty entry) plus the searches of the
+ * sizes whose turn comes: O((D + V + M D) log N) tree nodes, each test
+ * O(H) memo lookups and a few profile searches of O(log B), against N
+ * profile searches for the plain pass. The per-move term M D is the weak
+ * spot: a short queue after a big completion moves a good share of its
+ * jobs. A pass therefore uses the per-size trees only when the previous
+ * pass had M D <= N / 4, and gets a budget of 2 N + 8 D log N units (a
+ * test, or a profile search in it); once spent, the pass goes on from p
+ * with the single-tree search over qi (kept for this), which decides the
+ * same. So a pass costs at most the single-tree pass plus the budget. If
+ * the per-size trees cannot be allocated, qi alone is used.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #include "policies/backfill_int.h"
 #include "policies/common.h"
 #include "policies/compress.h"
-
-#define MAX_HOLES 64
-static int dbg_oldtest = -1, dbg_call, dbg_stat;
-static size_t dbg_nodes;
+#include "policies/holes.h"
 
 typedef struct cand_item {
     double subtime;
     uint64_t seq;
     fbf_job_h h;
     uint32_t r;
+    bool dirty; /* not a candidate: size r has holes to apply from h on */
 } cand_item;
-
-/* What a pass learnt about the first kind of window for one (size, hole):
- * windows of length <= pass fit, none of length >= fail does. Valid while
- * gen matches: every move changes the profile and the holes. */
-typedef struct a_memo {
-    uint64_t gen;
-    double pass, fail;
-} a_memo;
 
 #define MEMO_MAX_SIZES 256
 
@@ -106,17 +86,31 @@ struct fbf_bf_sizes {
     cand_item *heap; /* per pass: candidates, earliest in queue order first */
     size_t heap_n, heap_cap;
     uint32_t *slot;  /* per pass: rank of size r among those present */
-    a_memo *memo;    /* per pass: MAX_HOLES entries per size present */
+    uint32_t *seen;  /* per pass: log entries applied to size r's cand */
+    uint8_t *pending; /* per pass: size r has a dirty entry in the heap */
+    fbf_bf_holes log; /* per pass: the ranges released by each move */
+    fbf_bf_memo *memo;    /* per pass: FBF_BF_MAX_HOLES entries per size present */
     size_t memo_cap; /* entries */
     uint64_t gen;
+    size_t moves; /* moves made by the last pass */
 };
 
 static size_t budget_override;
-static atomic_ulong fallbacks;
+static bool force_sizes, memo_off;
+static atomic_ulong sized_passes, fallbacks;
 
-void fbf_backfill_set_compress_budget(size_t units) { budget_override = units; }
+void fbf_backfill_set_compress_tuning(size_t budget, bool always_sizes, bool no_memo)
+{
+    budget_override = budget;
+    force_sizes = always_sizes;
+    memo_off = no_memo;
+}
 
-unsigned long fbf_backfill_compress_fallbacks(void) { return atomic_load(&fallbacks); }
+void fbf_backfill_compress_stats(unsigned long *sized, unsigned long *fell_back)
+{
+    *sized = atomic_load(&sized_passes);
+    *fell_back = atomic_load(&fallbacks);
+}
 
 /* ---- the per-size trees ---- */
 
@@ -130,6 +124,9 @@ static void sizes_destroy(fbf_bf_sizes *z)
     free(z->bits);
     free(z->heap);
     free(z->slot);
+    free(z->seen);
+    free(z->pending);
+    free(z->log.v);
     free(z->memo);
     free(z);
 }
@@ -153,6 +150,14 @@ static int sizes_grow(fbf_bf_sizes *z, uint32_t r)
     if (!slot)
         return -ENOMEM;
     z->slot = slot;
+    uint32_t *seen = realloc(z->seen, cap * sizeof *seen);
+    if (!seen)
+        return -ENOMEM;
+    z->seen = seen;
+    uint8_t *pending = realloc(z->pending, cap);
+    if (!pending)
+        return -ENOMEM;
+    z->pending = pending;
     uint64_t *bits = realloc(z->bits, cap / 64 * sizeof *bits);
     if (!bits)
         return -ENOMEM;
@@ -217,7 +222,8 @@ size_t fbf_bf_index_bytes(const fbf_backfill *b)
     size_t n = b->qi ? fbf_qindex_bytes(b->qi) : 0;
     if (z)
         n += sizeof *z + fbf_qindex_bytes(z->q) +
-             z->cap * (sizeof *z->root + sizeof *z->cand + sizeof *z->slot) + z->cap / 8 +
+             z->cap * (sizeof *z->root + sizeof *z->cand + sizeof *z->slot + sizeof *z->seen + 1) +
+             z->cap / 8 + z->log.cap * sizeof *z->log.v +
              z->heap_cap * sizeof *z->heap + z->memo_cap * sizeof *z->memo;
     return n;
 }
@@ -248,11 +254,8 @@ static bool item_less(const cand_item *a, const cand_item *c)
     return a->subtime < c->subtime || (a->subtime == c->subtime && a->seq < c->seq);
 }
 
-static int cand_push(fbf_bf_sizes *z, fbf_sched *s, uint32_t r, fbf_job_h h)
+static int heap_add(fbf_bf_sizes *z, fbf_sched *s, uint32_t r, fbf_job_h h, bool dirty)
 {
-    z->cand[r] = h;
-    if (h == FBF_JOB_NONE)
-        return 0;
     if (z->heap_n == z->heap_cap) {
         size_t cap = z->heap_cap ? z->heap_cap * 2 : 64;
         cand_item *v = realloc(z->heap, cap * sizeof *v);
@@ -262,7 +265,7 @@ static int cand_push(fbf_bf_sizes *z, fbf_sched *s, uint32_t r, fbf_job_h h)
         z->heap_cap = cap;
     }
     const fbf_job *j = fbf_sched_job(s, h);
-    cand_item x = {j->subtime, j->seq, h, r};
+    cand_item x = {j->subtime, j->seq, h, r, dirty};
     size_t i = z->heap_n++;
     while (i > 0 && item_less(&x, &z->heap[(i - 1) / 2])) {
         z->heap[i] = z->heap[(i - 1) / 2];
@@ -272,230 +275,34 @@ static int cand_push(fbf_bf_sizes *z, fbf_sched *s, uint32_t r, fbf_job_h h)
     return 0;
 }
 
-/* Pops the earliest live candidate (FBF_JOB_NONE when none is left). */
-static fbf_job_h cand_pop(fbf_bf_sizes *z, uint32_t *r)
+static int cand_push(fbf_bf_sizes *z, fbf_sched *s, uint32_t r, fbf_job_h h)
 {
-    while (z->heap_n) {
-        cand_item top = z->heap[0], x = z->heap[--z->heap_n];
-        size_t i = 0;
-        for (;;) {
-            size_t c = 2 * i + 1;
-            if (c >= z->heap_n)
-                break;
-            if (c + 1 < z->heap_n && item_less(&z->heap[c + 1], &z->heap[c]))
-                c++;
-            if (!item_less(&z->heap[c], &x))
-                break;
-            z->heap[i] = z->heap[c];
-            i = c;
-        }
-        if (z->heap_n)
-            z->heap[i] = x;
-        if (z->cand[top.r] == top.h) {
-            *r = top.r;
-            return top.h;
-        }
-    }
-    return FBF_JOB_NONE;
+    z->cand[r] = h;
+    return h == FBF_JOB_NONE ? 0 : heap_add(z, s, r, h, false);
 }
 
-/* ---- released ranges ---- */
-
-static int holes_push(fbf_bf_holes *hs, double a, double bnd, int64_t mf)
+/* Pops the earliest entry; false when none is left. */
+static bool heap_pop(fbf_bf_sizes *z, cand_item *top)
 {
-    if (hs->n == hs->cap) {
-        size_t cap = hs->cap ? hs->cap * 2 : 16;
-        fbf_bf_hole *v = realloc(hs->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        hs->v = v;
-        hs->cap = cap;
-    }
-    hs->v[hs->n++] = (fbf_bf_hole){a, bnd, mf};
-    return 0;
-}
-
-/* Records that [start, end) was released (only its part after now can
- * ever matter). On allocation failure the fast paths are switched off for
- * good: the plain ones need no record. */
-void fbf_backfill_released(fbf_backfill *b, double now, double start, double end)
-{
-    double a = start > now ? start : now;
-    if (!b->fast || !(end > a))
-        return;
-    if (holes_push(&b->pending, a, end, 0) < 0)
-        b->fast = false;
-    fbf_bf_skip_release(b, a, end);
-}
-
-static int hole_cmp(const void *x, const void *y)
-{
-    const fbf_bf_hole *a = x, *c = y;
-    return a->a < c->a ? -1 : a->a > c->a;
-}
-
-/* Sorts, clips to now, merges overlapping ranges, bounds free() over each
- * (mf), drops those where no indexed job could fit, and caps the count by
- * merging the closest neighbours (a wider range is still a superset). */
-static void holes_normalize(fbf_backfill *b, fbf_bf_holes *hs, double now, uint32_t min_res)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < hs->n; i++) {
-        fbf_bf_hole h = hs->v[i];
-        h.a = h.a > now ? h.a : now;
-        if (h.b > h.a)
-            hs->v[k++] = h;
-    }
-    hs->n = k;
-    if (hs->n > 1)
-        qsort(hs->v, hs->n, sizeof *hs->v, hole_cmp);
-    k = 0;
-    for (size_t i = 0; i < hs->n; i++) {
-        if (k && hs->v[i].a <= hs->v[k - 1].b) {
-            if (hs->v[i].b > hs->v[k - 1].b)
-                hs->v[k - 1].b = hs->v[i].b;
-        } else {
-            hs->v[k++] = hs->v[i];
-        }
-    }
-    hs->n = k;
-    while (hs->n > MAX_HOLES) {
-        size_t best = 1;
-        for (size_t i = 2; i < hs->n; i++)
-            if (hs->v[i].a - hs->v[i - 1].b < hs->v[best].a - hs->v[best - 1].b)
-                best = i;
-        hs->v[best - 1].b = hs->v[best].b;
-        memmove(&hs->v[best], &hs->v[best + 1], (hs->n - best - 1) * sizeof *hs->v);
-        hs->n--;
-    }
-    k = 0;
-    for (size_t i = 0; i < hs->n; i++) {
-        hs->v[i].mf = fbf_profile_max_free(b->p, hs->v[i].a, hs->v[i].b);
-        if (hs->v[i].mf >= (int64_t)min_res)
-            hs->v[k++] = hs->v[i];
-    }
-    hs->n = k;
-}
-
-/* Start of the search for windows of length l that reach into [a, ...):
- * the breakpoint at or before a - l (a little before, so that rounding of
- * t + l can never hide a window), or now. Starting on a breakpoint keeps
- * the answers among the plain search's candidates. */
-static double window_from(const fbf_profile *p, double now, double a, double l)
-{
-    double x = a - l;
-    x -= 1e-9 * (fabs(a) + l);
-    double k = fbf_profile_key_floor(p, x);
-    return k > now ? k : now;
-}
-
-typedef struct move_ctx {
-    fbf_backfill *b;
-    double now;
-    const fbf_bf_holes *hs; /* the holes tested (sorted by a) */
-    size_t work, budget;
-    bool spent;
-    a_memo *row; /* memo of the tree searched, by hole (NULL: none) */
-    uint64_t gen;
-} move_ctx;
-
-/* The monotone test of the top comment for one hole h = [a, b). A job J
- * (res r, walltime w, reservation R) moves through h only by a window
- * [t, min(t + w, R)) with free >= r, t < min(b, R), reaching past a.
- * Either t + w <= R: then a window of the subtree's min walltime fits,
- * starting in [a - min wall, min(b, max rsv)) (shift it right to end at a
- * if it starts earlier); or t + w > R: then, when R > b, the window
- * covers [b, R) and so [b, min rsv). When min rsv <= b, only "free >= r
- * somewhere in [a, min(b, max rsv))" is tested. Lengths are shortened by
- * a relative 1e-9 so that rounding never makes a window longer than the
- * exact one. */
-static bool hole_may_move(move_ctx *c, size_t i, const fbf_qagg *g, int *before_rsv)
-{
-    const fbf_profile *p = c->b->p;
-    const fbf_bf_hole *h = &c->hs->v[i];
-    double stop = fmin(h->b, g->max_rsv), l = 0;
-    if (g->min_rsv > h->b) {
-        /* When min rsv - b >= min wall, a window of the second kind holds
-         * one of the first: no need to test it. */
-        if (g->min_rsv - h->b < g->min_wall) {
-            c->work++;
-            if (fbf_profile_min_free(p, h->b, (g->min_rsv - h->b) * (1 - 1e-9)) >= g->min_res)
-                return true;
-        }
-    } else if (*before_rsv < 0) {
-        /* min rsv <= b: a window of the second kind has free >= r just
-         * before its R, in [the breakpoint before min rsv, max rsv): the
-         * same for every hole, so tested once per subtree. */
-        double k = fbf_profile_key_floor(p, nextafter(g->min_rsv, -INFINITY));
-        c->work++;
-        *before_rsv = fbf_profile_max_free(p, k > c->now ? k : c->now, g->max_rsv) >= g->min_res;
-    }
-    if (*before_rsv > 0 && !(g->min_rsv > h->b))
-        return true;
-    l = g->min_wall * (1 - 1e-9);
-    /* The first kind is monotone in l (a longer window that fits holds a
-     * shorter one that fits, shifted to reach a): memoised per hole for
-     * the tree's size, when stop is the hole's end. */
-    a_memo *m = c->row && !(g->max_rsv < h->b) ? &c->row[i] : NULL;
-    if (m) {
-        if (m->gen != c->gen)
-            *m = (a_memo){c->gen, -INFINITY, INFINITY};
-        if (l <= m->pass)
-            return true;
-        if (l >= m->fail)
-            return false;
-    }
-    c->work++;
-    bool fits = fbf_profile_earliest_before(p, window_from(p, c->now, h->a, l), g->min_res, l,
-                                            stop) < INFINITY;
-    if (m && fits)
-        m->pass = l;
-    else if (m)
-        m->fail = l;
-    return fits;
-}
-
-/* The test over every hole, on a subtree or one job. Once the budget is
- * spent it answers false: the caller then drops the answer. */
-static bool may_move(void *arg, const fbf_qagg *g)
-{
-    move_ctx *c = arg;
-    if (c->spent || ++c->work > c->budget) {
-        c->spent = true;
+    if (!z->heap_n)
         return false;
-    }
-    if (g->min_rsv < c->now)
-        return true;
-    const fbf_bf_holes *hs = c->hs;
-    int before_rsv = -1;
-    for (size_t i = 0; i < hs->n; i++) {
-        const fbf_bf_hole *h = &hs->v[i];
-        if (!(h->a < g->max_rsv))
-            break; /* sorted by a */
-        if ((int64_t)g->min_res <= h->mf && hole_may_move(c, i, g, &before_rsv))
-            return true;
-    }
-    return false;
-}
-
-/* The plain earliest(J) (J's span out of the profile), searched only where
- * the top comment says a fit below old can be. */
-static double earliest_near_holes(fbf_backfill *b, double now, const fbf_job *j, double old)
-{
-    if (old < now)
-        return fbf_profile_earliest(b->p, now, j->res, j->walltime);
-    double t = old;
-    for (size_t i = 0; i < b->holes.n; i++) {
-        const fbf_bf_hole *h = &b->holes.v[i];
-        if (!(h->a < t))
+    *top = z->heap[0];
+    cand_item x = z->heap[--z->heap_n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= z->heap_n)
             break;
-        double from = window_from(b->p, now, h->a, j->walltime);
-        double stop = fmin(h->b, t);
-        double u = fbf_profile_earliest_before(b->p, from, j->res, j->walltime, stop);
-        if (u < t)
-            t = u;
+        if (c + 1 < z->heap_n && item_less(&z->heap[c + 1], &z->heap[c]))
+            c++;
+        if (!item_less(&z->heap[c], &x))
+            break;
+        z->heap[i] = z->heap[c];
+        i = c;
     }
-    return t;
+    if (z->heap_n)
+        z->heap[i] = x;
+    return true;
 }
 
 /* Re-places one reservation (D7 a). When it moves in the fast pass, *freed
@@ -509,7 +316,7 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_bf
     *freed = (fbf_bf_hole){0, 0, 0};
     if (fbf_policy_release(b->p, old, j) < 0)
         return fbf_errorf(err, -EPROTO, "conservative: reservation of job %s lost", j->id);
-    double t = fast ? earliest_near_holes(b, now, j, old)
+    double t = fast ? fbf_bf_earliest_near_holes(b, now, j, old)
                     : fbf_profile_earliest(b->p, now, j->res, j->walltime);
     if (t > old && old >= now)
         return fbf_errorf(err, -EPROTO,
@@ -526,9 +333,9 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_bf
             double a = old > now ? old : now;
             int64_t mf = fbf_profile_max_free(b->p, a, end);
             *freed = (fbf_bf_hole){a, end, mf};
-            if (holes_push(&b->holes, a, end, mf) < 0 || holes_push(&b->pending, a, end, 0) < 0)
+            if (fbf_bf_holes_push(&b->holes, a, end, mf) < 0 || fbf_bf_holes_push(&b->pending, a, end, 0) < 0)
                 return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
-            holes_normalize(b, &b->holes, now, 1);
+            fbf_bf_holes_normalize(b, &b->holes, now, 1);
         }
     }
     return 0;
@@ -537,22 +344,45 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_bf
 /* The single-tree search (the fallback), from just after `after`. */
 static int compress_all(fbf_backfill *b, fbf_sched *s, fbf_job_h after, fbf_error *err)
 {
-    move_ctx c = {b, fbf_sched_now(s), &b->holes, 0, SIZE_MAX, false};
+    fbf_bf_move_ctx c = {.b = b, .now = fbf_sched_now(s), .hs = &b->holes, .budget = SIZE_MAX};
     fbf_bf_hole freed;
     int rc;
-    size_t v = 0, m = 0;
-    for (fbf_job_h h; (h = fbf_qindex_next(b->qi, s, after, may_move, &c)) != FBF_JOB_NONE;
+    for (fbf_job_h h; (h = fbf_qindex_next(b->qi, s, after, fbf_bf_may_move, &c)) != FBF_JOB_NONE;
          after = h) {
+        double old = fbf_sched_job(s, h)->rsv;
         if ((rc = replace(b, s, h, true, &freed, err)) < 0)
             return rc;
-        v++; m += freed.a < freed.b;
+        if (b->sizes && fbf_sched_job(s, h)->rsv != old)
+            b->sizes->moves++;
     }
-    if (dbg_stat)
-        fprintf(stderr, "CALL nodes=%zu work=%zu visits=%zu moves=%zu holes=%zu\n", dbg_nodes, c.work, v, m, b->holes.n);
     return 0;
 }
 
-#define ROW(r) (memo ? &z->memo[(size_t)z->slot[r] * MAX_HOLES] : NULL)
+/* Each move costs the per-size pass about one search per size: when the
+ * last pass moved many jobs for the queue's length (a short queue after a
+ * big completion), the single tree is the cheaper way to the same
+ * answer. */
+static bool use_sizes(fbf_backfill *b)
+{
+    fbf_bf_sizes *z = b->sizes;
+    if (!z)
+        return false;
+    size_t d = 0;
+    for (size_t r = next_size(z, 0); r < z->cap; r = next_size(z, r + 1))
+        d++;
+    bool yes = b->holes.n && (force_sizes || z->moves * d <= fbf_qindex_count(b->qi) / 4);
+    z->moves = 0;
+    return yes;
+}
+
+static bool any_job(void *ctx, const fbf_qagg *a)
+{
+    (void)ctx;
+    (void)a;
+    return true;
+}
+
+#define ROW(r) (memo ? &z->memo[(size_t)z->slot[r] * FBF_BF_MAX_HOLES] : NULL)
 
 /* The per-size search of the top comment; on a spent budget it hands
  * over to compress_all from the last job visited. */
@@ -563,80 +393,101 @@ static int compress_sizes(fbf_backfill *b, fbf_sched *s, fbf_error *err)
     while ((size_t)1 << lg < n)
         lg++;
     size_t d = 0;
-    for (size_t r = next_size(z, 0); r < z->cap; r = next_size(z, r + 1))
-        d++;
-    move_ctx c = {b, fbf_sched_now(s), &b->holes, 0, n / 4 + 64 * (d + MAX_HOLES) * lg, false,
-                  NULL, ++z->gen};
-    bool memo = d <= MEMO_MAX_SIZES;
-    if (memo && z->memo_cap < d * MAX_HOLES) {
-        a_memo *v = realloc(z->memo, d * MAX_HOLES * sizeof *v);
+    for (size_t r = next_size(z, 0); r < z->cap; r = next_size(z, r + 1)) {
+        z->slot[r] = (uint32_t)d++;
+        z->seen[r] = 0;
+        z->pending[r] = 0;
+    }
+    fbf_bf_move_ctx c = {.b = b, .now = fbf_sched_now(s), .hs = &b->holes, .gen = ++z->gen,
+                  .budget = budget_override ? budget_override : 2 * n + 8 * d * lg};
+    bool memo = d <= MEMO_MAX_SIZES && !memo_off;
+    atomic_fetch_add(&sized_passes, 1);
+    if (memo && z->memo_cap < d * FBF_BF_MAX_HOLES) {
+        fbf_bf_memo *v = realloc(z->memo, d * FBF_BF_MAX_HOLES * sizeof *v);
         if (v) {
             z->memo = v;
-            z->memo_cap = d * MAX_HOLES;
+            z->memo_cap = d * FBF_BF_MAX_HOLES;
             memset(v, 0, z->memo_cap * sizeof *v);
         }
         memo = v != NULL;
     }
-    d = 0;
-    for (size_t r = next_size(z, 0); r < z->cap; r = next_size(z, r + 1))
-        z->slot[r] = (uint32_t)d++;
-    if (getenv("FBF_B")) c.budget = strtoul(getenv("FBF_B"), 0, 10);
-    if (budget_override)
-        c.budget = budget_override;
-    fbf_bf_holes one = {.n = 1, .cap = 1};
-    move_ctx c1 = c;
-    c1.hs = &one; /* no memo: N is not among the holes */
     z->heap_n = 0;
-    size_t dbg_visits = 0, dbg_moves = 0, dbg_rq = 0;
+    z->log.n = 0;
     fbf_job_h after = FBF_JOB_NONE;
-    for (size_t r = next_size(z, 0); r < z->cap && !c.spent; r = next_size(z, r + 1))
-        if (cand_push(z, s, (uint32_t)r, fbf_qindex_next_at(z->q, s, z->root[r], after, may_move, (c.row = ROW(r), &c))) < 0)
-            goto oom;
-    uint32_t r;
-    for (fbf_job_h h; !c.spent && (h = cand_pop(z, &r)) != FBF_JOB_NONE;) {
-        fbf_bf_hole freed;
-        /* A candidate found through one hole may fail the test by now. */
-        const fbf_job *j = fbf_sched_job(s, h);
-        fbf_qagg own = {j->res, j->walltime, j->rsv, j->rsv};
+    for (size_t r = next_size(z, 0); r < z->cap && !c.spent; r = next_size(z, r + 1)) {
         c.row = ROW(r);
-        if (!may_move(&c, &own)) {
-            if (cand_push(z, s, r, fbf_qindex_next_at(z->q, s, z->root[r], h, may_move, (c.row = ROW(r), &c))) < 0)
+        if (cand_push(z, s, (uint32_t)r, fbf_qindex_next_at(z->q, s, z->root[r], after, fbf_bf_may_move, &c)) < 0)
+            goto oom;
+    }
+    cand_item it;
+    while (!c.spent && heap_pop(z, &it)) {
+        uint32_t r = it.r;
+        fbf_job_h h = it.h;
+        if (it.dirty) {
+            /* Size r's next job comes before every other candidate: apply
+             * the ranges released since its candidate was searched. */
+            if (!z->pending[r])
+                continue;
+            z->pending[r] = 0;
+            fbf_bf_holes seg = {z->log.v + z->seen[r], z->log.n - z->seen[r], 0};
+            z->seen[r] = (uint32_t)z->log.n;
+            fbf_bf_move_ctx cl = c;
+            cl.hs = &seg;
+            cl.unsorted = true;
+            cl.row = NULL; /* the memo is for the holes */
+            fbf_job_h x = fbf_qindex_next_before_at(z->q, s, z->root[r], after, z->cand[r],
+                                                    fbf_bf_may_move, &cl);
+            c.work = cl.work;
+            c.spent = cl.spent;
+            if (x != FBF_JOB_NONE && cand_push(z, s, r, x) < 0)
                 goto oom;
             continue;
         }
-        dbg_visits++;
+        if (z->cand[r] != h)
+            continue; /* stale */
+        /* A candidate found through a few holes may fail the test by now. */
+        const fbf_job *j = fbf_sched_job(s, h);
+        fbf_qagg own = {j->res, j->walltime, j->rsv, j->rsv};
+        c.row = ROW(r);
+        if (!fbf_bf_may_move(&c, &own)) {
+            if (cand_push(z, s, r, fbf_qindex_next_at(z->q, s, z->root[r], h, fbf_bf_may_move, &c)) < 0)
+                goto oom;
+            continue;
+        }
         double old = j->rsv;
+        fbf_bf_hole freed;
         int rc = replace(b, s, h, true, &freed, err);
         if (rc < 0)
             return rc;
         after = h;
-        if (fbf_sched_job(s, h)->rsv != old)
-            c.gen = c1.gen = ++z->gen; /* the profile and the holes changed */
-        if (cand_push(z, s, r, fbf_qindex_next_at(z->q, s, z->root[r], h, may_move, (c.row = ROW(r), &c))) < 0)
+        if (fbf_sched_job(s, h)->rsv != old) {
+            c.gen = ++z->gen; /* the profile and the holes changed */
+            z->moves++;
+        }
+        if (freed.a < freed.b && fbf_bf_holes_push(&z->log, freed.a, freed.b, freed.mf) < 0)
+            goto oom;
+        /* Size r, searched again with every hole, needs no log entry. */
+        z->seen[r] = (uint32_t)z->log.n;
+        z->pending[r] = 0;
+        if (cand_push(z, s, r, fbf_qindex_next_at(z->q, s, z->root[r], h, fbf_bf_may_move, &c)) < 0)
             goto oom;
         if (!(freed.a < freed.b))
             continue;
-        dbg_moves++;
-        one.v = &freed;
-        c1.work = c.work;
-        /* A job of res above N's max free cannot fit through N; nor can one
-         * reserved in the past pass only now (it passed from the start). */
+        /* Only sizes up to N's max free can fit through N; one that waits
+         * for its holes already keeps its place in the heap. */
         size_t top = freed.mf < 0 ? 0 : (size_t)freed.mf;
-        for (size_t q = next_size(z, 0); q <= top && q < z->cap && !c1.spent;
-             q = next_size(z, q + 1)) {
-            if (q == r)
+        for (size_t q = next_size(z, 0); q <= top && q < z->cap; q = next_size(z, q + 1)) {
+            if (q == r || z->pending[q])
                 continue;
-            dbg_rq++;
-            fbf_job_h x = fbf_qindex_next_before_at(z->q, s, z->root[q], h, z->cand[q],
-                                                    may_move, &c1);
-            if (x != FBF_JOB_NONE && cand_push(z, s, (uint32_t)q, x) < 0)
+            fbf_job_h x = fbf_qindex_next_at(z->q, s, z->root[q], h, any_job, NULL);
+            c.work++;
+            if (x == FBF_JOB_NONE)
+                continue;
+            if (heap_add(z, s, (uint32_t)q, x, true) < 0)
                 goto oom;
+            z->pending[q] = 1;
         }
-        c.work = c1.work;
-        c.spent = c1.spent;
     }
-    if (dbg_stat)
-        fprintf(stderr, "CSTAT nodes=%zu n=%zu d=%zu holes=%zu work=%zu budget=%zu spent=%d visits=%zu moves=%zu rq=%zu\n", dbg_nodes, n, d, b->holes.n, c.work, c.budget, c.spent, dbg_visits, dbg_moves, dbg_rq);
     if (!c.spent)
         return 0;
     atomic_fetch_add(&fallbacks, 1);
@@ -648,17 +499,14 @@ oom:
 int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
 {
     int rc;
-    if (dbg_oldtest < 0) { dbg_oldtest = !!getenv("FBF_OLDTEST"); dbg_call = !!getenv("FBF_CALL"); dbg_stat = !!getenv("FBF_CSTAT"); }
     if (b->fast) {
         double now = fbf_sched_now(s);
         fbf_bf_holes t = b->holes;
         b->holes = b->pending; /* the previous pass's and this message's releases */
         b->pending = t;
         b->pending.n = 0;
-        holes_normalize(b, &b->holes, now, fbf_qindex_all(b->qi).min_res);
-        dbg_nodes = 0;
-        rc = b->sizes && b->holes.n && !dbg_call ? compress_sizes(b, s, err)
-                                     : compress_all(b, s, FBF_JOB_NONE, err);
+        fbf_bf_holes_normalize(b, &b->holes, now, fbf_qindex_all(b->qi).min_res);
+        rc = use_sizes(b) ? compress_sizes(b, s, err) : compress_all(b, s, FBF_JOB_NONE, err);
         b->holes.n = 0;
         return rc;
     }
