@@ -117,7 +117,6 @@ void fbf_backfill_fini_persistent(fbf_backfill *b);
 int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err);
 int fbf_bf_index_add(fbf_backfill *b, fbf_sched *s, fbf_job_h h);
 void fbf_bf_index_remove(fbf_backfill *b, fbf_sched *s, fbf_job_h h);
-size_t fbf_bf_index_bytes(const fbf_backfill *b);
 void fbf_bf_index_fini(fbf_backfill *b);
 void fbf_backfill_released(fbf_backfill *b, double now, double start, double end);
 

@@ -216,18 +216,6 @@ static void index_update(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
         fbf_qindex_update_at(b->sizes->q, s, b->sizes->root[fbf_sched_job(s, h)->res], h);
 }
 
-size_t fbf_bf_index_bytes(const fbf_backfill *b)
-{
-    const fbf_bf_sizes *z = b->sizes;
-    size_t n = b->qi ? fbf_qindex_bytes(b->qi) : 0;
-    if (z)
-        n += sizeof *z + fbf_qindex_bytes(z->q) +
-             z->cap * (sizeof *z->root + sizeof *z->cand + sizeof *z->slot + sizeof *z->seen + 1) +
-             z->cap / 8 + z->log.cap * sizeof *z->log.v +
-             z->heap_cap * sizeof *z->heap + z->memo_cap * sizeof *z->memo;
-    return n;
-}
-
 void fbf_bf_index_fini(fbf_backfill *b)
 {
     sizes_destroy(b->sizes);
