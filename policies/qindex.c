@@ -246,10 +246,50 @@ fbf_qagg fbf_qindex_all(const fbf_qindex *q) { return q->n[q->root].agg; }
 
 size_t fbf_qindex_bytes(const fbf_qindex *q) { return sizeof *q + q->cap * sizeof *q->n; }
 
-/* First job of subtree x in key order, after lo and before hi when those
- * are given, satisfying pred. Recursion depth is the treap height. */
-static uint32_t find(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_job *lo,
-                     const fbf_job *hi, fbf_qindex_pred pred, void *ctx)
+/* First job of subtree x in key order, after k when bounded, satisfying
+ * pred. Recursion depth is the treap height. */
+static uint32_t find(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_job *k,
+                     bool bounded, fbf_qindex_pred pred, void *ctx)
+{
+    const qnode *n = q->n;
+    while (x) {
+        if (!pred(ctx, &n[x].agg))
+            return 0;
+        if (bounded && cmp(q, x, k) <= 0) {
+            x = n[x].r;
+            continue;
+        }
+        uint32_t y = find(q, s, n[x].l, k, bounded, pred, ctx);
+        if (y)
+            return y;
+        fbf_qagg a = own(s, x);
+        if (pred(ctx, &a))
+            return x;
+        x = n[x].r;
+        bounded = false;
+    }
+    return 0;
+}
+
+fbf_job_h fbf_qindex_next_at(const fbf_qindex *q, fbf_sched *s, uint32_t root,
+                             fbf_job_h after, fbf_qindex_pred pred, void *ctx)
+{
+    const fbf_job *k = after == FBF_JOB_NONE ? NULL : fbf_sched_job(s, after);
+    uint32_t x = find(q, s, root, k, k != NULL, pred, ctx);
+    return x ? x - 1 : FBF_JOB_NONE;
+}
+
+fbf_job_h fbf_qindex_next(const fbf_qindex *q, fbf_sched *s, fbf_job_h after,
+                          fbf_qindex_pred pred, void *ctx)
+{
+    return fbf_qindex_next_at(q, s, q->root, after, pred, ctx);
+}
+
+/* find() bounded above too: the first job of subtree x after lo (when
+ * given) and before hi satisfying pred. Kept apart so that find(), on
+ * the EASY scan's path, stays as lean as it was. */
+static uint32_t find_before(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_job *lo,
+                            const fbf_job *hi, fbf_qindex_pred pred, void *ctx)
 {
     const qnode *n = q->n;
     while (x) {
@@ -259,11 +299,11 @@ static uint32_t find(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_jo
             x = n[x].r;
             continue;
         }
-        if (hi && cmp(q, x, hi) >= 0) {
+        if (cmp(q, x, hi) >= 0) {
             x = n[x].l;
             continue;
         }
-        uint32_t y = find(q, s, n[x].l, lo, hi, pred, ctx);
+        uint32_t y = find_before(q, s, n[x].l, lo, hi, pred, ctx);
         if (y)
             return y;
         fbf_qagg a = own(s, x);
@@ -279,20 +319,9 @@ fbf_job_h fbf_qindex_next_before_at(const fbf_qindex *q, fbf_sched *s, uint32_t 
                                     fbf_job_h after, fbf_job_h before, fbf_qindex_pred pred,
                                     void *ctx)
 {
+    if (before == FBF_JOB_NONE)
+        return fbf_qindex_next_at(q, s, root, after, pred, ctx);
     const fbf_job *lo = after == FBF_JOB_NONE ? NULL : fbf_sched_job(s, after);
-    const fbf_job *hi = before == FBF_JOB_NONE ? NULL : fbf_sched_job(s, before);
-    uint32_t x = find(q, s, root, lo, hi, pred, ctx);
+    uint32_t x = find_before(q, s, root, lo, fbf_sched_job(s, before), pred, ctx);
     return x ? x - 1 : FBF_JOB_NONE;
-}
-
-fbf_job_h fbf_qindex_next_at(const fbf_qindex *q, fbf_sched *s, uint32_t root,
-                             fbf_job_h after, fbf_qindex_pred pred, void *ctx)
-{
-    return fbf_qindex_next_before_at(q, s, root, after, FBF_JOB_NONE, pred, ctx);
-}
-
-fbf_job_h fbf_qindex_next(const fbf_qindex *q, fbf_sched *s, fbf_job_h after,
-                          fbf_qindex_pred pred, void *ctx)
-{
-    return fbf_qindex_next_at(q, s, q->root, after, pred, ctx);
 }
