@@ -47,14 +47,15 @@
  * one O(log N) step per size (the dirty entry) plus the searches of the
  * sizes whose turn comes: O((D + V + M D) log N) tree nodes, each test
  * O(H) memo lookups and a few profile searches of O(log B), against N
- * profile searches for the plain pass. The per-move term M D is the weak
- * spot: a short queue after a big completion moves a good share of its
- * jobs. A pass therefore uses the per-size trees only when the previous
- * pass had M D <= N / 4, and gets a budget of 2 N + 8 D log N units (a
- * test, or a profile search in it); once spent, the pass goes on from p
- * with the single-tree search over qi (kept for this), which decides the
- * same. So a pass costs at most the single-tree pass plus the budget. If
- * the per-size trees cannot be allocated, qi alone is used.
+ * profile searches for the plain pass. The weak spots are the D terms:
+ * many sizes with few jobs each, and a short queue after a big completion
+ * (it moves a good share of its jobs, M D grows past N). A pass therefore
+ * uses the per-size trees only when N >= 16 D and the previous pass had
+ * M D <= N / 4, and gets a budget of 2 N + 8 D log N units (a test, or a
+ * profile search in it); once spent, the pass goes on from p with the
+ * single-tree search over qi (kept for this), which decides the same. So
+ * a pass costs at most the single-tree pass plus the budget. If the
+ * per-size trees cannot be allocated, qi alone is used.
  */
 #include <errno.h>
 #include <math.h>
@@ -346,7 +347,8 @@ static int compress_all(fbf_backfill *b, fbf_sched *s, fbf_job_h after, fbf_erro
     return 0;
 }
 
-/* Each move costs the per-size pass about one search per size: when the
+/* The per-size pass costs at least a search per size, and each move
+ * about one O(log N) step per size: with few jobs per size, or when the
  * last pass moved many jobs for the queue's length (a short queue after a
  * big completion), the single tree is the cheaper way to the same
  * answer. */
@@ -358,7 +360,8 @@ static bool use_sizes(fbf_backfill *b)
     size_t d = 0;
     for (size_t r = next_size(z, 0); r < z->cap; r = next_size(z, r + 1))
         d++;
-    bool yes = b->holes.n && (force_sizes || z->moves * d <= fbf_qindex_count(b->qi) / 4);
+    size_t n = fbf_qindex_count(b->qi);
+    bool yes = b->holes.n && (force_sizes || (16 * d <= n && z->moves * d <= n / 4));
     z->moves = 0;
     return yes;
 }
