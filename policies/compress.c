@@ -322,7 +322,8 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_bf
             double a = old > now ? old : now;
             int64_t mf = fbf_profile_max_free(b->p, a, end);
             *freed = (fbf_bf_hole){a, end, mf};
-            if (fbf_bf_holes_push(&b->holes, a, end, mf) < 0 || fbf_bf_holes_push(&b->pending, a, end, 0) < 0)
+            if (fbf_bf_holes_push(&b->holes, a, end, mf) < 0 ||
+                fbf_bf_holes_push(&b->pending, a, end, 0) < 0)
                 return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
             fbf_bf_holes_normalize(b, &b->holes, now, 1);
         }
@@ -389,8 +390,11 @@ static int compress_sizes(fbf_backfill *b, fbf_sched *s, fbf_error *err)
         z->seen[r] = 0;
         z->pending[r] = 0;
     }
-    fbf_bf_move_ctx c = {.b = b, .now = fbf_sched_now(s), .hs = &b->holes, .gen = ++z->gen,
-                  .budget = budget_override ? budget_override : 2 * n + 8 * d * lg};
+    fbf_bf_move_ctx c = {.b = b,
+                         .now = fbf_sched_now(s),
+                         .hs = &b->holes,
+                         .gen = ++z->gen,
+                         .budget = budget_override ? budget_override : 2 * n + 8 * d * lg};
     bool memo = d <= MEMO_MAX_SIZES && !memo_off;
     atomic_fetch_add(&sized_passes, 1);
     if (memo && z->memo_cap < d * FBF_BF_MAX_HOLES) {
@@ -407,7 +411,8 @@ static int compress_sizes(fbf_backfill *b, fbf_sched *s, fbf_error *err)
     fbf_job_h after = FBF_JOB_NONE;
     for (size_t r = next_size(z, 0); r < z->cap && !c.spent; r = next_size(z, r + 1)) {
         c.row = ROW(r);
-        if (cand_push(z, s, (uint32_t)r, fbf_qindex_next_at(z->q, s, z->root[r], after, fbf_bf_may_move, &c)) < 0)
+        fbf_job_h x = fbf_qindex_next_at(z->q, s, z->root[r], after, fbf_bf_may_move, &c);
+        if (cand_push(z, s, (uint32_t)r, x) < 0)
             goto oom;
     }
     cand_item it;
@@ -441,7 +446,8 @@ static int compress_sizes(fbf_backfill *b, fbf_sched *s, fbf_error *err)
         fbf_qagg own = {j->res, j->walltime, j->rsv, j->rsv};
         c.row = ROW(r);
         if (!fbf_bf_may_move(&c, &own)) {
-            if (cand_push(z, s, r, fbf_qindex_next_at(z->q, s, z->root[r], h, fbf_bf_may_move, &c)) < 0)
+            fbf_job_h x = fbf_qindex_next_at(z->q, s, z->root[r], h, fbf_bf_may_move, &c);
+            if (cand_push(z, s, r, x) < 0)
                 goto oom;
             continue;
         }
@@ -460,7 +466,8 @@ static int compress_sizes(fbf_backfill *b, fbf_sched *s, fbf_error *err)
         /* Size r, searched again with every hole, needs no log entry. */
         z->seen[r] = (uint32_t)z->log.n;
         z->pending[r] = 0;
-        if (cand_push(z, s, r, fbf_qindex_next_at(z->q, s, z->root[r], h, fbf_bf_may_move, &c)) < 0)
+        fbf_job_h next = fbf_qindex_next_at(z->q, s, z->root[r], h, fbf_bf_may_move, &c);
+        if (cand_push(z, s, r, next) < 0)
             goto oom;
         if (!(freed.a < freed.b))
             continue;
