@@ -8,8 +8,9 @@
  * without a scan; its stale entries (the job started, or its reservation
  * moved) are dropped lazily and purged when they outnumber live ones.
  *
- * Compression (D7 a) lives in policies/compress.c, with the queue
- * indexes of reserved jobs it searches and the released ranges it needs.
+ * Compression (D7 a) lives in policies/compress.c (the pass and the
+ * queue indexes of reserved jobs it searches) and policies/holes.c (the
+ * released ranges and the test of which jobs can move).
  */
 #include <errno.h>
 #include <math.h>
