@@ -15,6 +15,7 @@
 #define FBF_BACKFILL_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "engine/policy_api.h"
@@ -53,6 +54,7 @@ typedef struct fbf_bf_skip {
 } fbf_bf_skip;
 
 typedef struct fbf_bf_windex fbf_bf_windex;
+typedef struct fbf_bf_sizes fbf_bf_sizes;
 
 typedef struct fbf_backfill {
     int64_t depth;
@@ -66,7 +68,9 @@ typedef struct fbf_backfill {
     fbf_bf_rsv_item *heap;
     size_t heap_n, heap_cap, live_rsv;
     size_t zero_waiting; /* persistent: waiting jobs of walltime 0 */
-    fbf_qindex *qi;
+    fbf_qindex *qi;          /* persistent, fast: the reserved jobs */
+    fbf_bf_sizes *sizes;     /* the same, one tree per res (compress.c) */
+    bool sizes_off;          /* they could not be kept: qi alone */
     fbf_bf_windex *wq; /* finite depth, fast: every waiting job (bf_scan.c) */
     bool wq_failed;  /* an insertion into wq failed: reported by decide */
     fbf_bf_holes pending; /* released since the last compression */
@@ -97,10 +101,23 @@ void fbf_bf_windex_update(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h);
 int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error *err);
 
 /* conservative.c */
+/* -ENOMEM; a min-heap entry (rsv t, job j), see conservative.c. */
+int fbf_bf_heap_push(fbf_backfill *b, double t, fbf_job_h j);
+/* Forgets what the skip cache knows about windows meeting [x, y). */
+void fbf_bf_skip_release(fbf_backfill *b, double x, double y);
 int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err);
 double fbf_backfill_estimate_persistent(fbf_backfill *b, fbf_sched *s, uint32_t res,
                                         double walltime);
-void fbf_backfill_released(fbf_backfill *b, double now, double start, double end);
 void fbf_backfill_fini_persistent(fbf_backfill *b);
+
+/* compress.c: D7 (a), the indexes of the reserved jobs (qi and the
+ * per-size trees) and the released ranges. index_add: -ENOMEM when qi
+ * cannot take the job (the per-size trees, on failure, are dropped for
+ * good); index_remove: no-op for a job not indexed. */
+int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err);
+int fbf_bf_index_add(fbf_backfill *b, fbf_sched *s, fbf_job_h h);
+void fbf_bf_index_remove(fbf_backfill *b, fbf_sched *s, fbf_job_h h);
+void fbf_bf_index_fini(fbf_backfill *b);
+void fbf_backfill_released(fbf_backfill *b, double now, double start, double end);
 
 #endif

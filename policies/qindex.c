@@ -284,3 +284,44 @@ fbf_job_h fbf_qindex_next(const fbf_qindex *q, fbf_sched *s, fbf_job_h after,
 {
     return fbf_qindex_next_at(q, s, q->root, after, pred, ctx);
 }
+
+/* find() bounded above too: the first job of subtree x after lo (when
+ * given) and before hi satisfying pred. Kept apart so that find(), on
+ * the EASY scan's path, stays as lean as it was. */
+static uint32_t find_before(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_job *lo,
+                            const fbf_job *hi, fbf_qindex_pred pred, void *ctx)
+{
+    const qnode *n = q->n;
+    while (x) {
+        if (!pred(ctx, &n[x].agg))
+            return 0;
+        if (lo && cmp(q, x, lo) <= 0) {
+            x = n[x].r;
+            continue;
+        }
+        if (cmp(q, x, hi) >= 0) {
+            x = n[x].l;
+            continue;
+        }
+        uint32_t y = find_before(q, s, n[x].l, lo, hi, pred, ctx);
+        if (y)
+            return y;
+        fbf_qagg a = own(s, x);
+        if (pred(ctx, &a))
+            return x;
+        x = n[x].r;
+        lo = NULL;
+    }
+    return 0;
+}
+
+fbf_job_h fbf_qindex_next_before_at(const fbf_qindex *q, fbf_sched *s, uint32_t root,
+                                    fbf_job_h after, fbf_job_h before, fbf_qindex_pred pred,
+                                    void *ctx)
+{
+    if (before == FBF_JOB_NONE)
+        return fbf_qindex_next_at(q, s, root, after, pred, ctx);
+    const fbf_job *lo = after == FBF_JOB_NONE ? NULL : fbf_sched_job(s, after);
+    uint32_t x = find_before(q, s, root, lo, fbf_sched_job(s, before), pred, ctx);
+    return x ? x - 1 : FBF_JOB_NONE;
+}

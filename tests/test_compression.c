@@ -6,8 +6,12 @@
  * workloads with deep queues, early completions (kills are reported the
  * same way) and out-of-order submissions, every start time, allocation,
  * decision and every reservation after every decision point must be the
- * same. The plain loops are themselves checked against the brute-force
- * reference in test_policies.
+ * same. Each workload runs the indexed pass three ways
+ * (policies/compress.h): as configured by default; over the per-size
+ * trees in every pass (memo on or off); and over the per-size trees with
+ * a tiny work budget, so that passes hand over to the single tree at
+ * arbitrary points. The plain loops are themselves checked against the
+ * brute-force reference in test_policies.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +26,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "policies/compress.h"
 #include "policies/policies.h"
 #include "support/engine_sim.h"
 #include "support/ref_sched.h"
@@ -128,46 +133,81 @@ static int run(bool plain, unsigned workers, const uint32_t *ids, uint32_t nb,
     return rc;
 }
 
+/* One indexed run of the workload against the plain one. */
+static void check_indexed(uint64_t seed, const char *how, unsigned workers, const uint32_t *ids,
+                          uint32_t nb, const ref_job *jobs, size_t n, const ref_result *want,
+                          ref_trace *pt, const rsv_log *pl)
+{
+    static ref_result got[MAX_JOBS];
+    ref_trace ft = {0};
+    rsv_log fl;
+    run(false, workers, ids, nb, jobs, n, got, &ft, &fl);
+    size_t at = ref_trace_diff(pt, &ft);
+    for (size_t i = 0; i < n; i++) {
+        bool same = want[i].rejected == got[i].rejected &&
+                    (want[i].start == got[i].start ||
+                     (isnan(want[i].start) && isnan(got[i].start))) &&
+                    strcmp(want[i].alloc, got[i].alloc) == 0;
+        if (!same)
+            fail_msg("seed %llu (%s): job %zu: plain %.17g \"%s\", indexed %.17g \"%s\"",
+                     (unsigned long long)seed, how, i, want[i].start, want[i].alloc,
+                     got[i].start, got[i].alloc);
+    }
+    if (at != SIZE_MAX) {
+        ref_trace_print(stderr, pt, at > 4 ? at - 4 : 0, at + 4);
+        ref_trace_print(stderr, &ft, at > 4 ? at - 4 : 0, at + 4);
+        fail_msg("seed %llu (%s): traces differ at entry %zu", (unsigned long long)seed, how, at);
+    }
+    if (pl->hash != fl.hash)
+        fail_msg("seed %llu (%s): reservations differ after some decision point",
+                 (unsigned long long)seed, how);
+    ref_trace_fini(&ft);
+}
+
 static void test_indexed_equals_plain(void **state)
 {
     (void)state;
     static ref_job jobs[MAX_JOBS];
-    static ref_result want[MAX_JOBS], got[MAX_JOBS];
+    static ref_result want[MAX_JOBS];
     uint32_t ids[REF_MAX_RES], nb;
     size_t total = 0, checks = 0;
+    unsigned long sized0, fell0, sized1, fell1, sized2, fell2;
+    unsigned long forced_sized = 0, forced_fell = 0, tiny_sized = 0, tiny_fell = 0;
     for (uint64_t seed = 1; seed <= NB_WORKLOADS; seed++) {
         size_t n = workload(seed, jobs, ids, &nb);
         total += n;
         unsigned workers = seed % 3 == 0 ? 3 : 1;
-        ref_trace pt = {0}, ft = {0};
-        rsv_log pl, fl;
+        ref_trace pt = {0};
+        rsv_log pl;
         run(true, workers, ids, nb, jobs, n, want, &pt, &pl);
-        run(false, workers, ids, nb, jobs, n, got, &ft, &fl);
-        size_t at = ref_trace_diff(&pt, &ft);
-        for (size_t i = 0; i < n; i++) {
-            bool same = want[i].rejected == got[i].rejected &&
-                        (want[i].start == got[i].start ||
-                         (isnan(want[i].start) && isnan(got[i].start))) &&
-                        strcmp(want[i].alloc, got[i].alloc) == 0;
-            if (!same)
-                fail_msg("seed %llu: job %zu: plain %.17g \"%s\", indexed %.17g \"%s\"",
-                         (unsigned long long)seed, i, want[i].start, want[i].alloc,
-                         got[i].start, got[i].alloc);
-        }
-        if (at != SIZE_MAX) {
-            ref_trace_print(stderr, &pt, at > 4 ? at - 4 : 0, at + 4);
-            ref_trace_print(stderr, &ft, at > 4 ? at - 4 : 0, at + 4);
-            fail_msg("seed %llu: traces differ at entry %zu", (unsigned long long)seed, at);
-        }
-        if (pl.hash != fl.hash)
-            fail_msg("seed %llu: reservations differ after some decision point",
-                     (unsigned long long)seed);
         checks += pl.moved_checks;
+
+        check_indexed(seed, "default", workers, ids, nb, jobs, n, want, &pt, &pl);
+
+        fbf_backfill_compress_stats(&sized0, &fell0);
+        fbf_backfill_set_compress_tuning(0, true, seed % 2 == 0);
+        check_indexed(seed, seed % 2 ? "per-size trees" : "per-size trees, no memo", workers,
+                      ids, nb, jobs, n, want, &pt, &pl);
+        fbf_backfill_compress_stats(&sized1, &fell1);
+        fbf_backfill_set_compress_tuning(1 + (size_t)(seed * 37 % 400), true, false);
+        check_indexed(seed, "per-size trees, tiny budget", workers, ids, nb, jobs, n, want, &pt,
+                      &pl);
+        fbf_backfill_compress_stats(&sized2, &fell2);
+        fbf_backfill_set_compress_tuning(0, false, false);
+        forced_sized += sized1 - sized0;
+        forced_fell += fell1 - fell0;
+        tiny_sized += sized2 - sized1;
+        tiny_fell += fell2 - fell1;
         ref_trace_fini(&pt);
-        ref_trace_fini(&ft);
     }
-    fprintf(stderr, "indexed vs plain: %d workloads, %zu jobs, %zu reservations compared\n",
-            NB_WORKLOADS, total, checks);
+    fprintf(stderr,
+            "indexed vs plain: %d workloads, %zu jobs, %zu reservations compared; per-size "
+            "passes %lu (%lu fell back), with a tiny budget %lu (%lu fell back)\n",
+            NB_WORKLOADS, total, checks, forced_sized, forced_fell, tiny_sized, tiny_fell);
+    /* The variants must have run what they are meant to test: passes
+     * done entirely over the per-size trees, and hand-overs. */
+    assert_true(forced_sized - forced_fell > 1000);
+    assert_true(tiny_fell > tiny_sized / 2);
 }
 
 int main(void)

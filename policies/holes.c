@@ -1,0 +1,234 @@
+/*
+ * holes: which reserved jobs can move in conservative backfilling's
+ * compression (D7 a), for policies/compress.c: the released ranges
+ * ("holes"), the monotone test on a subtree of reserved jobs, and the
+ * search of a job's earliest fit near the holes.
+ *
+ * The plain pass re-places every reserved job J, in queue order, at
+ * earliest(J). J moves only if some t < R (R = rsv_J) fits it, and then
+ * the window W = [t, min(t + w, R)) (w = wall_J) has free >= res_J and
+ * meets a range released since J was last (re)placed: outside released
+ * ranges free() has not grown since, so a fit there (beyond R J's own
+ * span frees its res) would have been found then. (A fit at a
+ * non-breakpoint t implies one at the breakpoint before it: free is flat
+ * in between.) Capacity is released only by a completion ([now,
+ * est_end)) and by a reservation that moves ([old, old + wall)); starts
+ * of due reservations swap a span for the same span. So a pass only needs
+ * the ranges released by the previous pass (jobs before the mover had
+ * already been visited), this message's completions and what this pass
+ * releases: the holes, merged, possibly widened (a superset is safe).
+ *
+ * The test (may_move) on a subtree's aggregates (min res r, min wall,
+ * min/max rsv) passes whenever some job inside could move; see
+ * hole_may_move for the two kinds of window it bounds. It is exact
+ * enough on one job that nearly every job visited moves. Jobs whose
+ * reservation is already in the past (a running job outlived its
+ * estimate) always pass, and get a full search. A job that passes is
+ * re-placed exactly, its earliest fit searched only near the holes (the
+ * profile's earliest_before), which is the plain answer: no fit lies
+ * elsewhere. All bounds only ever let more jobs through: window lengths
+ * are shortened by a relative 1e-9 so that rounding never makes a window
+ * longer than the exact one, and searches start on the breakpoint before
+ * a window could start.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policies/holes.h"
+
+int fbf_bf_holes_push(fbf_bf_holes *hs, double a, double bnd, int64_t mf)
+{
+    if (hs->n == hs->cap) {
+        size_t cap = hs->cap ? hs->cap * 2 : 16;
+        fbf_bf_hole *v = realloc(hs->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        hs->v = v;
+        hs->cap = cap;
+    }
+    hs->v[hs->n++] = (fbf_bf_hole){a, bnd, mf};
+    return 0;
+}
+
+/* Records that [start, end) was released (only its part after now can
+ * ever matter). On allocation failure the fast paths are switched off for
+ * good: the plain ones need no record. */
+void fbf_backfill_released(fbf_backfill *b, double now, double start, double end)
+{
+    double a = start > now ? start : now;
+    if (!b->fast || !(end > a))
+        return;
+    if (fbf_bf_holes_push(&b->pending, a, end, 0) < 0)
+        b->fast = false;
+    fbf_bf_skip_release(b, a, end);
+}
+
+static int hole_cmp(const void *x, const void *y)
+{
+    const fbf_bf_hole *a = x, *c = y;
+    return a->a < c->a ? -1 : a->a > c->a;
+}
+
+/* Sorts, clips to now, merges overlapping ranges, bounds free() over each
+ * (mf), drops those where no indexed job could fit, and caps the count by
+ * merging the closest neighbours (a wider range is still a superset). */
+void fbf_bf_holes_normalize(fbf_backfill *b, fbf_bf_holes *hs, double now, uint32_t min_res)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < hs->n; i++) {
+        fbf_bf_hole h = hs->v[i];
+        h.a = h.a > now ? h.a : now;
+        if (h.b > h.a)
+            hs->v[k++] = h;
+    }
+    hs->n = k;
+    if (hs->n > 1)
+        qsort(hs->v, hs->n, sizeof *hs->v, hole_cmp);
+    k = 0;
+    for (size_t i = 0; i < hs->n; i++) {
+        if (k && hs->v[i].a <= hs->v[k - 1].b) {
+            if (hs->v[i].b > hs->v[k - 1].b)
+                hs->v[k - 1].b = hs->v[i].b;
+        } else {
+            hs->v[k++] = hs->v[i];
+        }
+    }
+    hs->n = k;
+    while (hs->n > FBF_BF_MAX_HOLES) {
+        size_t best = 1;
+        for (size_t i = 2; i < hs->n; i++)
+            if (hs->v[i].a - hs->v[i - 1].b < hs->v[best].a - hs->v[best - 1].b)
+                best = i;
+        hs->v[best - 1].b = hs->v[best].b;
+        memmove(&hs->v[best], &hs->v[best + 1], (hs->n - best - 1) * sizeof *hs->v);
+        hs->n--;
+    }
+    k = 0;
+    for (size_t i = 0; i < hs->n; i++) {
+        hs->v[i].mf = fbf_profile_max_free(b->p, hs->v[i].a, hs->v[i].b);
+        if (hs->v[i].mf >= (int64_t)min_res)
+            hs->v[k++] = hs->v[i];
+    }
+    hs->n = k;
+}
+
+/* Start of the search for windows of length l that reach into [a, ...):
+ * the breakpoint at or before a - l (a little before, so that rounding of
+ * t + l can never hide a window), or now. Starting on a breakpoint keeps
+ * the answers among the plain search's candidates. */
+static double window_from(const fbf_profile *p, double now, double a, double l)
+{
+    double x = a - l;
+    x -= 1e-9 * (fabs(a) + l);
+    double k = fbf_profile_key_floor(p, x);
+    return k > now ? k : now;
+}
+
+/* The test for one hole h = [a, b) (hs->v[i]). A job J (res r, walltime
+ * w, reservation R) moves through h only by a window [t, min(t + w, R))
+ * with free >= r, now <= t < min(b, R), reaching past a. Either
+ *   (1) t + w <= R: free >= r on [t, t + w), which holds a window of the
+ *       subtree's min walltime starting in [a - min wall, min(b, max
+ *       rsv)) (shifted right to end at a if it starts earlier); or
+ *   (2) t + w > R: free >= r on [t, R). When min rsv > b this covers
+ *       [b, min rsv), and when min rsv - b >= min wall it holds a window
+ *       of kind (1) anyway. When min rsv <= b, free >= r just before R:
+ *       somewhere in [the breakpoint before min rsv, max rsv), the same
+ *       for every hole, so *before_rsv keeps the answer (-1: unknown).
+ * Kind (1) is monotone in the length (a longer window that fits holds a
+ * shorter one that fits, shifted to reach a), which the memo row uses
+ * when stop is the hole's end. */
+static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *before_rsv)
+{
+    const fbf_profile *p = c->b->p;
+    const fbf_bf_hole *h = &c->hs->v[i];
+    double stop = fmin(h->b, g->max_rsv), l = 0;
+    if (g->min_rsv > h->b) {
+        /* When min rsv - b >= min wall, a window of the second kind holds
+         * one of the first: no need to test it. */
+        if (g->min_rsv - h->b < g->min_wall) {
+            c->work++;
+            if (fbf_profile_min_free(p, h->b, (g->min_rsv - h->b) * (1 - 1e-9)) >= g->min_res)
+                return true;
+        }
+    } else if (*before_rsv < 0) {
+        /* min rsv <= b: a window of the second kind has free >= r just
+         * before its R, in [the breakpoint before min rsv, max rsv): the
+         * same for every hole, so tested once per subtree. */
+        double k = fbf_profile_key_floor(p, nextafter(g->min_rsv, -INFINITY));
+        c->work++;
+        *before_rsv = fbf_profile_max_free(p, k > c->now ? k : c->now, g->max_rsv) >= g->min_res;
+    }
+    if (*before_rsv > 0 && !(g->min_rsv > h->b))
+        return true;
+    l = g->min_wall * (1 - 1e-9);
+    /* The first kind is monotone in l (a longer window that fits holds a
+     * shorter one that fits, shifted to reach a): memoised per hole for
+     * the tree's size, when stop is the hole's end. */
+    fbf_bf_memo *m = c->row && !(g->max_rsv < h->b) ? &c->row[i] : NULL;
+    if (m) {
+        if (m->gen != c->gen)
+            *m = (fbf_bf_memo){c->gen, -INFINITY, INFINITY};
+        if (l <= m->pass)
+            return true;
+        if (l >= m->fail)
+            return false;
+    }
+    c->work++;
+    bool fits = fbf_profile_earliest_before(p, window_from(p, c->now, h->a, l), g->min_res, l,
+                                            stop) < INFINITY;
+    if (m && fits)
+        m->pass = l;
+    else if (m)
+        m->fail = l;
+    return fits;
+}
+
+/* The test over every hole, on a subtree or one job. Once the budget is
+ * spent it answers false: the caller then drops the answer. */
+bool fbf_bf_may_move(void *arg, const fbf_qagg *g)
+{
+    fbf_bf_move_ctx *c = arg;
+    if (c->spent || ++c->work > c->budget) {
+        c->spent = true;
+        return false;
+    }
+    if (g->min_rsv < c->now)
+        return true;
+    const fbf_bf_holes *hs = c->hs;
+    int before_rsv = -1;
+    for (size_t i = 0; i < hs->n; i++) {
+        const fbf_bf_hole *h = &hs->v[i];
+        if (!(h->a < g->max_rsv)) {
+            if (c->unsorted)
+                continue;
+            break;
+        }
+        if ((int64_t)g->min_res <= h->mf && hole_may_move(c, i, g, &before_rsv))
+            return true;
+    }
+    return false;
+}
+
+/* The plain earliest(J) (J's span out of the profile), searched only where
+ * the top comment says a fit below old can be. */
+double fbf_bf_earliest_near_holes(fbf_backfill *b, double now, const fbf_job *j, double old)
+{
+    if (old < now)
+        return fbf_profile_earliest(b->p, now, j->res, j->walltime);
+    double t = old;
+    for (size_t i = 0; i < b->holes.n; i++) {
+        const fbf_bf_hole *h = &b->holes.v[i];
+        if (!(h->a < t))
+            break;
+        double from = window_from(b->p, now, h->a, j->walltime);
+        double stop = fmin(h->b, t);
+        double u = fbf_profile_earliest_before(b->p, from, j->res, j->walltime, stop);
+        if (u < t)
+            t = u;
+    }
+    return t;
+}
+

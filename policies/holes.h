@@ -1,0 +1,51 @@
+/*
+ * holes: the released ranges and the movement test of conservative
+ * backfilling's compression (policies/holes.c), shared with
+ * policies/compress.c. Private to policies/.
+ */
+#ifndef FBF_HOLES_H
+#define FBF_HOLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policies/backfill_int.h"
+
+/* A pass keeps at most this many holes (merging the closest). */
+#define FBF_BF_MAX_HOLES 64
+
+/* What a pass learnt about the first kind of window (see holes.c) for one
+ * (size, hole): windows of length <= pass fit, none of length >= fail
+ * does. Valid while gen matches: every move changes the profile and the
+ * holes. */
+typedef struct fbf_bf_memo {
+    uint64_t gen;
+    double pass, fail;
+} fbf_bf_memo;
+
+/* The state of one search with fbf_bf_may_move. */
+typedef struct fbf_bf_move_ctx {
+    fbf_backfill *b;
+    double now;
+    const fbf_bf_holes *hs; /* the holes tested (sorted by a unless unsorted) */
+    size_t work, budget;    /* units: one per test and per profile search */
+    bool spent;             /* work passed budget: answers are void */
+    bool unsorted;
+    fbf_bf_memo *row; /* by hole index, for a tree of one size (NULL: none) */
+    uint64_t gen;
+} fbf_bf_move_ctx;
+
+/* -ENOMEM (hs unchanged). */
+int fbf_bf_holes_push(fbf_bf_holes *hs, double a, double b, int64_t mf);
+/* Clips to now, sorts, merges, caps the count at FBF_BF_MAX_HOLES by
+ * widening, sets mf (max free over each) and drops the holes where no
+ * job of res >= min_res can fit. */
+void fbf_bf_holes_normalize(fbf_backfill *b, fbf_bf_holes *hs, double now, uint32_t min_res);
+/* The movement test, a qindex predicate on a fbf_bf_move_ctx. */
+bool fbf_bf_may_move(void *ctx, const fbf_qagg *g);
+/* earliest(J) with J's span out of the profile, given that no fit lies
+ * outside b->holes below old (its current reservation). */
+double fbf_bf_earliest_near_holes(fbf_backfill *b, double now, const fbf_job *j, double old);
+
+#endif
