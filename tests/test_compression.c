@@ -31,7 +31,11 @@
 #include "support/engine_sim.h"
 #include "support/ref_sched.h"
 
+#ifdef FBF_TEST_UNDER_TSAN
+#define NB_WORKLOADS 60 /* see CMakeLists.txt */
+#else
 #define NB_WORKLOADS 300
+#endif
 #define MAX_JOBS 300
 
 static uint64_t rnd(uint64_t *x)
