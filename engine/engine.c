@@ -14,9 +14,7 @@
  *   - holds (engine/power.h) are RUNNING pseudo-jobs of one machine, in
  *     the heap like jobs but not in nb_running.
  * Jobs go to partition seq % workers, so partitions stay balanced whatever
- * the arrival pattern. With kill_after, jobs are killed in the order they
- * started (the deadline is start + a constant), so a FIFO of started jobs
- * replaces a heap.
+ * the arrival pattern. The kill and give-up clocks live in deadlines.c.
  */
 #include "engine/engine.h"
 
@@ -36,43 +34,6 @@
 /* Below these sizes, waking the workers costs more than the work. */
 #define INLINE_SYNC_BELOW 512
 #define PARALLEL_SCAN_FROM 4096
-
-typedef struct scan_job {
-    fbf_engine *e;
-    fbf_sched_filter keep;
-    const void *ctx;
-    int err;
-} scan_job;
-
-struct fbf_engine {
-    fbf_engine_config cfg;
-    fbf_jobs *jobs;
-    fbf_pool *pool;
-    fbf_partition *parts;
-    fbf_hvec *scan_out; /* one per worker */
-    fbf_job_h *cursor;  /* iterator cursors, one per partition */
-
-    const fbf_policy_ops *ops;
-    void *pstate;
-
-    fbf_idset free_set;
-    uint32_t nb_compute, nb_free;
-    bool has_platform;
-    double now;
-    bool any_ended;
-    size_t nb_waiting, nb_running;
-
-    fbf_runheap heap;
-
-    fbf_hvec rejects, execs, kills;
-    fbf_hvec started; /* kill_after: started jobs, oldest from started_head */
-    size_t started_head;
-    double cml;
-    fbf_decision *dec;
-    size_t dec_n, dec_cap;
-    fbf_power *power;
-    uint64_t nb_holds; /* ever made: names them */
-};
 
 int fbf_hvec_push(fbf_hvec *h, fbf_job_h j)
 {
@@ -105,10 +66,11 @@ static void apply_msg(void *ctx, unsigned w, uint64_t msg)
 fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
 {
     if (!cfg || !cfg->policy || cfg->workers < 1 || cfg->workers > 256 ||
-        cfg->reservation_depth < 1 || !(cfg->kill_after >= 0) || isinf(cfg->kill_after)) {
+        cfg->reservation_depth < 1 || !(cfg->kill_after >= 0) || isinf(cfg->kill_after) ||
+        !(cfg->max_wait >= 0) || isinf(cfg->max_wait)) {
         fbf_errorf(err, -EINVAL, "engine: invalid configuration (policy required, "
                                  "1 <= workers <= 256, reservation depth >= 1, "
-                                 "kill delay finite and >= 0)");
+                                 "kill delay and maximum wait finite and >= 0)");
         errno = EINVAL;
         return NULL;
     }
@@ -171,6 +133,7 @@ void fbf_engine_destroy(fbf_engine *e)
     fbf_hvec_fini(&e->execs);
     fbf_hvec_fini(&e->kills);
     fbf_hvec_fini(&e->started);
+    fbf_hvec_fini(&e->given_up);
     free(e->dec);
     free(e);
 }
@@ -199,7 +162,7 @@ int fbf_engine_begin(fbf_engine *e, double now, fbf_error *err)
                           e->now);
     e->now = now;
     e->any_ended = false;
-    e->rejects.n = e->execs.n = e->kills.n = 0;
+    e->rejects.n = e->execs.n = e->kills.n = e->given_up.n = 0;
     e->cml = NAN;
     e->dec_n = 0;
     return 0;
@@ -284,43 +247,12 @@ static int push_decision(fbf_engine *e, fbf_decision d)
     return 0;
 }
 
-/* kill_after: kills the jobs whose time is up, and sets *next to when the
- * next one is due (NAN if none), for a CALL_ME_LATER. */
-static int due_kills(fbf_engine *e, double *next)
-{
-    fbf_hvec *q = &e->started;
-    *next = NAN;
-    while (e->started_head < q->n) {
-        fbf_job *j = fbf_jobs_get(e->jobs, q->v[e->started_head]);
-        if (j->state == FBF_JOB_RUNNING && !j->kill_sent) {
-            double due = j->start + e->cfg.kill_after;
-            if (due > e->now) {
-                *next = due;
-                return 0;
-            }
-            if (fbf_hvec_push(&e->kills, q->v[e->started_head]) < 0)
-                return -ENOMEM;
-            j->kill_sent = 1;
-        }
-        e->started_head++;
-    }
-    return 0;
-}
-
-static void compact_started(fbf_engine *e)
-{
-    fbf_hvec *q = &e->started;
-    if (e->started_head < 1024 || e->started_head * 2 < q->n)
-        return;
-    memmove(q->v, q->v + e->started_head, (q->n - e->started_head) * sizeof *q->v);
-    q->n -= e->started_head;
-    e->started_head = 0;
-}
-
 int fbf_engine_decide(fbf_engine *e, fbf_error *err)
 {
     fbf_pool_sync(e->pool, INLINE_SYNC_BELOW); /* every submission is in its partition */
     double pcml = NAN;
+    if (e->has_platform && e->cfg.max_wait > 0 && fbf_engine_give_up_due(e) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
     if (e->has_platform) {
         int rc = fbf_power_before(e->power, e);
         if (rc == 0 && (rc = e->ops->decide(e->pstate, e, err)) < 0)
@@ -331,15 +263,19 @@ int fbf_engine_decide(fbf_engine *e, fbf_error *err)
     e->cml = fmin(e->cml, pcml);
     if (e->cfg.kill_after > 0) {
         double next;
-        if (due_kills(e, &next) < 0)
+        if (fbf_engine_due_kills(e, &next) < 0)
             return fbf_errorf(err, -ENOMEM, "out of memory");
-        compact_started(e);
         e->cml = fmin(e->cml, next); /* fmin ignores a NAN side */
     }
-    /* D0 reply order: rejections, kills, starts, then the call. */
+    if (e->cfg.max_wait > 0)
+        e->cml = fmin(e->cml, fbf_engine_next_give_up(e));
+    /* D0 reply order: rejections, jobs given up, kills, starts, then the
+     * call. */
     int rc = 0;
     for (size_t i = 0; i < e->rejects.n && rc == 0; i++)
         rc = push_decision(e, (fbf_decision){FBF_DEC_REJECT, e->rejects.v[i], NAN, NULL, 0});
+    for (size_t i = 0; i < e->given_up.n && rc == 0; i++)
+        rc = push_decision(e, (fbf_decision){FBF_DEC_GIVE_UP, e->given_up.v[i], NAN, NULL, 0});
     for (size_t i = 0; i < e->kills.n && rc == 0; i++)
         rc = push_decision(e, (fbf_decision){FBF_DEC_KILL, e->kills.v[i], NAN, NULL, 0});
     for (size_t i = 0; i < e->execs.n && rc == 0; i++)

@@ -60,6 +60,11 @@ typedef struct fbf_engine_config {
      * as Batsim's "killer" test schedulers do; 0: never. Its resources
      * stay busy until the kill is reported (fbf_engine_complete). */
     double kill_after;
+    /* > 0: a job still waiting max_wait seconds after its subtime is given
+     * up before the pass (FBF_DEC_GIVE_UP: it leaves the queue, its
+     * reservation is released, and the codec tells Batsim the job is over
+     * with CHANGE_JOB_STATE); a CALL_ME_LATER covers the next one. 0: never. */
+    double max_wait;
 } fbf_engine_config;
 
 typedef enum fbf_decision_kind {
@@ -68,6 +73,7 @@ typedef enum fbf_decision_kind {
     FBF_DEC_CALL_ME_LATER,
     FBF_DEC_KILL,
     FBF_DEC_SET_STATE, /* switch machines to a pstate (engine/power.h) */
+    FBF_DEC_GIVE_UP,   /* a waiting job given up (config.max_wait) */
 } fbf_decision_kind;
 
 typedef struct fbf_decision {

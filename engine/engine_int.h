@@ -1,6 +1,6 @@
 /*
- * engine_int: what engine/engine.c offers engine/power.c, and back.
- * Private to engine/.
+ * engine_int: the engine's state, and what engine/engine.c offers
+ * engine/power.c and engine/deadlines.c, and back. Private to engine/.
  *
  * Holds are pseudo-jobs in the job store (fbf_job.hold set, res 1, alloc
  * the machine, never waiting, never named by the protocol): RUNNING from
@@ -12,6 +12,59 @@
 #include <stdbool.h>
 
 #include "engine/engine.h"
+#include "engine/jobs.h"
+#include "engine/policy_api.h"
+#include "engine/pool.h"
+#include "engine/queue.h"
+#include "engine/runheap.h"
+
+typedef struct fbf_power fbf_power;
+
+typedef struct scan_job {
+    fbf_engine *e;
+    fbf_sched_filter keep;
+    const void *ctx;
+    int err;
+} scan_job;
+
+struct fbf_engine {
+    fbf_engine_config cfg;
+    fbf_jobs *jobs;
+    fbf_pool *pool;
+    fbf_partition *parts;
+    fbf_hvec *scan_out; /* one per worker */
+    fbf_job_h *cursor;  /* iterator cursors, one per partition */
+
+    const fbf_policy_ops *ops;
+    void *pstate;
+
+    fbf_idset free_set;
+    uint32_t nb_compute, nb_free;
+    bool has_platform;
+    double now;
+    bool any_ended;
+    size_t nb_waiting, nb_running;
+
+    fbf_runheap heap;
+
+    fbf_hvec rejects, execs, kills;
+    fbf_hvec started; /* kill_after: started jobs, oldest from started_head */
+    fbf_hvec given_up; /* max_wait: this decision point's */
+    size_t started_head;
+    double cml;
+    fbf_decision *dec;
+    size_t dec_n, dec_cap;
+    fbf_power *power;
+    uint64_t nb_holds; /* ever made: names them */
+};
+
+/* deadlines.c: kill_after's due kills (into kills) and *next, the next
+ * one's time (NAN if none); max_wait's jobs given up before the pass (into
+ * given_up, the policy told), and the next one's time (NAN if none). */
+int fbf_engine_due_kills(fbf_engine *e, double *next);
+int fbf_engine_give_up_due(fbf_engine *e);
+double fbf_engine_next_give_up(fbf_engine *e);
+
 
 /* engine.c */
 /* Holds machine m from now until end (INFINITY: no known end). from_free:
@@ -26,7 +79,6 @@ int fbf_engine_unhold_machine(fbf_engine *e, fbf_job_h h, bool to_free);
 const fbf_idset *fbf_engine_free_set(const fbf_engine *e);
 int64_t fbf_engine_depth(const fbf_engine *e);
 
-typedef struct fbf_power fbf_power;
 fbf_power *fbf_engine_power(const fbf_engine *e);
 
 /* power.c */

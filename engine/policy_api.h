@@ -37,6 +37,10 @@ struct fbf_policy_ops {
     /* A running job ended (completed or killed) at the current decision
      * point; called while events are applied, before decide. */
     void (*job_ended)(void *state, fbf_sched *s, fbf_job_h j);
+    /* A waiting job leaves the queue without running (config.max_wait),
+     * before the pass; its record (rsv included) is still as the policy
+     * left it. Optional for a policy that keeps nothing per waiting job. */
+    void (*job_withdrawn)(void *state, fbf_sched *s, fbf_job_h j);
     /* The one scheduling pass of a decision point. */
     int (*decide)(void *state, fbf_sched *s, fbf_error *err);
     /* See fbf_engine_estimate_start(). */

@@ -130,6 +130,23 @@ int fbf_bv4_reply_build(fbf_bv4_session *s, cJSON *registrations, cJSON *answers
             rc = fbf_bv4_power_add_set(events, now, &d[i]);
             continue;
         }
+        if (d[i].kind == FBF_DEC_GIVE_UP) {
+            /* The job is over without having run: Batsim records it as
+             * killed, with the reason in its kill_reason. */
+            char why[96];
+            snprintf(why, sizeof why, "waited %g s without starting (fastbf --max-wait)",
+                     s->opt.engine.max_wait);
+            data = cJSON_CreateObject();
+            if (!cJSON_AddStringToObject(data, "job_id", fbf_engine_job_id(s->engine, d[i].job)) ||
+                !cJSON_AddStringToObject(data, "job_state", "COMPLETED_KILLED") ||
+                !cJSON_AddStringToObject(data, "kill_reason", why)) {
+                cJSON_Delete(data);
+                rc = -ENOMEM;
+                continue;
+            }
+            rc = add_event(events, now, "CHANGE_JOB_STATE", data);
+            continue;
+        }
         if (d[i].kind == FBF_DEC_CALL_ME_LATER) {
             /* Batsim wakes the scheduler once per request: asking again
              * for a time still to come would only double the wake-up. */

@@ -108,6 +108,33 @@ static void bf_ended(void *state, fbf_sched *s, fbf_job_h h)
         fbf_backfill_released(b, fbf_sched_now(s), j->start, j->est_end);
 }
 
+/* A waiting job given up (max_wait) leaves every index, and its
+ * reservation, if it held one, is released like a completion's range. */
+static void bf_withdrawn(void *state, fbf_sched *s, fbf_job_h h)
+{
+    backfill *b = state;
+    const fbf_job *j = fbf_sched_job(s, h);
+    if (b->wq)
+        fbf_bf_windex_remove(b->wq, s, h);
+    if (!b->persistent)
+        return; /* finite depth: reservations live within a pass only */
+    if (j->walltime == 0) {
+        bool counted = true; /* unless still among this message's arrivals */
+        for (size_t i = 0; i < b->arrivals.n && counted; i++)
+            counted = b->arrivals.v[i] != h;
+        if (counted && b->zero_waiting > 0)
+            b->zero_waiting--;
+        return;
+    }
+    if (isnan(j->rsv))
+        return; /* an arrival not placed yet */
+    if (b->fast && fbf_qindex_contains(b->qi, h))
+        fbf_bf_index_remove(b, s, h);
+    fbf_policy_release(b->p, j->rsv, j);
+    fbf_backfill_released(b, fbf_sched_now(s), j->rsv, j->rsv + j->walltime);
+    b->live_rsv--;
+}
+
 /* A machine that is not ON is held like a running job (engine/power.h):
  * the engine only holds where no reservation needs it. */
 static void bf_held(void *state, fbf_sched *s, fbf_job_h h)
@@ -276,6 +303,7 @@ const fbf_policy_ops fbf_policy_backfill = {
     .destroy = bf_destroy,
     .job_submitted = bf_submitted,
     .job_ended = bf_ended,
+    .job_withdrawn = bf_withdrawn,
     .decide = bf_decide,
     .estimate = bf_estimate,
     .resources_held = bf_held,

@@ -23,6 +23,7 @@
 #include "engine/jobs.h"
 #include "engine/policy_api.h"
 #include "engine/queue.h"
+#include "policies/policies.h"
 #include "policies/registry.h"
 #include "support/testkit.h"
 
@@ -247,10 +248,12 @@ static void test_engine_errors(void **state)
     fbf_error err;
     const fbf_policy_entry *pe = fbf_policy_lookup("easy");
     assert_null(fbf_policy_lookup("nope"));
-    fbf_engine_config bad[] = {{NULL, 1, 1, 0},       {pe->ops, 1, 0, 0},   {pe->ops, 0, 1, 0},
-                               {pe->ops, 1, 257, 0},   {pe->ops, 1, 1, -1}, {pe->ops, 1, 1, NAN},
-                               {pe->ops, 1, 1, INFINITY}};
-    for (int k = 0; k < 7; k++)
+    fbf_engine_config bad[] = {
+        {NULL, 1, 1, 0, 0},        {pe->ops, 1, 0, 0, 0},     {pe->ops, 0, 1, 0, 0},
+        {pe->ops, 1, 257, 0, 0},   {pe->ops, 1, 1, -1, 0},    {pe->ops, 1, 1, NAN, 0},
+        {pe->ops, 1, 1, INFINITY, 0}, {pe->ops, 1, 1, 0, -1}, {pe->ops, 1, 1, 0, NAN},
+        {pe->ops, 1, 1, 0, INFINITY}};
+    for (int k = 0; k < 10; k++)
         assert_null(fbf_engine_create(&bad[k], &err));
     fbf_engine_destroy(NULL);
     fbf_engine *e = mk_engine("fcfs", 2, NULL);
@@ -408,6 +411,64 @@ static void test_kill_after(void **state)
     fbf_engine_destroy(e);
 }
 
+/* max_wait: jobs waiting that long after their subtime are given up
+ * before the pass, in queue order, a call covers the next one, and a
+ * reservation given up is released and compressed away (D7 a). */
+static void give_up(const char *policy, const char *at0, const char *at20, const char *at30)
+{
+    const fbf_policy_entry *pe = fbf_policy_lookup(policy);
+    fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth,
+                             .workers = 2, .max_wait = 30};
+    fbf_error err;
+    fbf_engine *e = fbf_engine_create(&cfg, &err);
+    assert_non_null(e);
+    fbf_idset s;
+    fbf_idset_init(&s);
+    fbf_test_idset_parse(&s, "0-3");
+    assert_int_equal(fbf_engine_set_platform(e, &s, &err), 0);
+    fbf_idset_fini(&s);
+
+    fbf_test_begin(e, 0);
+    fbf_test_submit(e, "a", 4, 100);
+    fbf_test_submit(e, "b", 2, 10);
+    fbf_test_submit(e, "c", 1, 50);
+    fbf_test_decide(e, at0);
+    fbf_test_begin(e, 20);
+    fbf_test_submit(e, "d", 4, 10);
+    fbf_test_decide(e, at20);
+    if (strcmp(policy, "conservative") == 0)
+        assert_true(fbf_engine_job_reservation(e, fbf_engine_find(e, "d")) == 150);
+    fbf_test_begin(e, 30);
+    fbf_test_decide(e, at30);
+    assert_int_equal(state_of(e, "b"), FBF_JOB_DONE);
+    assert_int_equal(state_of(e, "c"), FBF_JOB_DONE);
+    assert_int_equal(fbf_engine_nb_waiting(e), 1);
+    if (strcmp(policy, "conservative") == 0) /* b's and c's reservations are gone */
+        assert_true(fbf_engine_job_reservation(e, fbf_engine_find(e, "d")) == 100);
+    fbf_test_begin(e, 50);
+    fbf_test_decide(e, "G:d");
+    assert_int_equal(fbf_engine_nb_waiting(e), 0);
+    fbf_test_begin(e, 60);
+    fbf_test_complete(e, "a");
+    fbf_test_decide(e, "");
+    assert_int_equal(fbf_engine_nb_free(e), 4);
+    fbf_engine_destroy(e);
+}
+
+static void test_max_wait(void **state)
+{
+    (void)state;
+    give_up("fcfs", "E:a C:30", "C:30", "G:b G:c C:50");
+    give_up("easy", "E:a C:30", "C:30", "G:b G:c C:50");
+    /* conservative: b and c reserved at 100, d behind them at 150; the
+     * same calls (no running job ends before the give-ups). */
+    give_up("conservative", "E:a C:30", "C:30", "G:b G:c C:50");
+    fbf_backfill_set_plain(true); /* the plain passes agree */
+    give_up("easy", "E:a C:30", "C:30", "G:b G:c C:50");
+    give_up("conservative", "E:a C:30", "C:30", "G:b G:c C:50");
+    fbf_backfill_set_plain(false);
+}
+
 static void test_reply_order(void **state)
 {
     (void)state;
@@ -531,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_reply_order),
         cmocka_unit_test(test_kill_after),
+        cmocka_unit_test(test_max_wait),
         cmocka_unit_test(test_lowest_resources),
         cmocka_unit_test(test_many_submissions),
     };

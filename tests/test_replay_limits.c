@@ -27,6 +27,10 @@
 #include "support/replay_sched.h"
 #include "support/testkit.h"
 
+#ifndef FBF_SOURCE_DIR
+#define FBF_SOURCE_DIR "."
+#endif
+
 #define TIMEOUT_MS 120000
 #define START 8 /* out_jobs.csv columns */
 #define FINISH 10
@@ -327,6 +331,57 @@ static void test_external_events_end(void **state)
     }
 }
 
+/* fastbf --max-wait S against the replayer (Batsim's side of
+ * CHANGE_JOB_STATE): every job that waited S seconds is over without
+ * having run, no job that ran waited longer, and the replay completes. */
+static void test_max_wait_end_to_end(void **state)
+{
+    (void)state;
+    if (!have_fastbf())
+        skip();
+    static const char *const policies[] = {"fcfs", "easy", "conservative"};
+    for (int p = 0; p < 3; p++) {
+        const char *out = fbf_test_tmp_path("maxwait-%s", policies[p]);
+        char cmd[8400], *so = NULL, *err = NULL;
+        snprintf(cmd, sizeof cmd, "exec %s --policy %s --max-wait 3600 --endpoint {endpoint}",
+                 fbf_test_replay_fastbf_path(), policies[p]);
+        int rc = fbf_test_replay_run(
+            (const char *const[]){"--scheduler", cmd, "--max-jobs", "2000", "--out", out,
+                                  FBF_SOURCE_DIR "/data/KTH-SP2-1996-2.1-cln.swf.gz", NULL},
+            TIMEOUT_MS, &so, &err);
+        if (rc != 0)
+            fail_msg("%s: exit %d: %s", policies[p], rc, err);
+        free(so);
+        free(err);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/out_jobs.csv", out);
+        char *text = fbf_test_replay_read(path);
+        assert_non_null(text);
+        int given_up = 0, ran = 0;
+        for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+            char *f[17] = {0}, *save = NULL, *row = strndup(line + 1, strcspn(line + 1, "\n"));
+            int k = 0;
+            for (char *t = strtok_r(row, ",", &save); t && k < 17; t = strtok_r(NULL, ",", &save))
+                f[k++] = t;
+            double start = strtod(f[8], NULL), finish = strtod(f[10], NULL);
+            double wait = strtod(f[11], NULL);
+            if (strcmp(f[7], "COMPLETED_KILLED") == 0) {
+                assert_true(start == finish); /* never ran */
+                assert_true(fabs(wait - 3600) < 1e-6);
+                given_up++;
+            } else {
+                assert_true(wait < 3600);
+                ran++;
+            }
+            free(row);
+        }
+        free(text);
+        if (given_up == 0 || given_up + ran != 2000)
+            fail_msg("%s: %d given up, %d ran", policies[p], given_up, ran);
+        assert_summary(out, "jobs.killed", given_up);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_verbose_times),
         cmocka_unit_test(test_external_events_end),
+        cmocka_unit_test(test_max_wait_end_to_end),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
 }

@@ -24,7 +24,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fastbf [--policy NAME] [--reservation-depth K] [--endpoint URL]\n"
-            "              [--workers N] [--kill-after SECONDS] [--tag-starts] [--verbose]\n"
+            "              [--workers N] [--kill-after SECONDS] [--max-wait SECONDS]\n"
+            "              [--tag-starts] [--verbose]\n"
             "              [--register-workload FILE [--register-pause SECONDS]]\n"
             "              [--energy-saving TIMEOUT [--switch-delays OFF:ON]\n"
             "               [--sleep-pstate N] [--compute-pstate M]] [--query-energy]\n"
@@ -44,6 +45,8 @@ static void usage(FILE *out)
             "                           partitioned (default: 1; decisions do not depend on N)\n"
             "  --kill-after SECONDS     kill every job this long after it starts (KILL_JOB),\n"
             "                           as Batsim's killer test schedulers do (> 0)\n"
+            "  --max-wait SECONDS       give up every job still waiting this long after its\n"
+            "                           submission (CHANGE_JOB_STATE to COMPLETED_KILLED)\n"
             "  --tag-starts             tag each started job with why it started\n"
             "                           (SET_JOB_METADATA: reason=head|backfilled|reservation)\n"
             "  --register-workload FILE submitter mode: register the jobs of FILE (SWF or\n"
@@ -140,6 +143,7 @@ int main(int argc, char **argv)
         {"workers", required_argument, NULL, 'w'},
         {"verbose", no_argument, NULL, 'v'},
         {"kill-after", required_argument, NULL, 'k'},
+        {"max-wait", required_argument, NULL, 'W'},
         {"tag-starts", no_argument, NULL, 't'},
         {"register-workload", required_argument, NULL, 'r'},
         {"register-pause", required_argument, NULL, 'P'},
@@ -155,7 +159,7 @@ int main(int argc, char **argv)
     const char *policy = "easy", *endpoint = FBF_ZMQ_DEFAULT_ENDPOINT, *depth_arg = NULL;
     long long workers = 1, depth = 0;
     bool verbose = false, tag_starts = false;
-    double kill_after = 0, pause = 0;
+    double kill_after = 0, pause = 0, max_wait = 0;
     const char *reg_path = NULL;
     fbf_power_config power = fbf_power_config_default();
     bool query_energy = false, power_set = false;
@@ -172,6 +176,14 @@ int main(int argc, char **argv)
             break;
         case 'v': verbose = true; break;
         case 't': tag_starts = true; break;
+        case 'W': {
+            char *end;
+            errno = 0;
+            max_wait = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(max_wait > 0) || isinf(max_wait))
+                return bad_usage("--max-wait: '%s' is not a number of seconds > 0", optarg);
+            break;
+        }
         case 'k': {
             char *end;
             errno = 0;
@@ -258,7 +270,8 @@ int main(int argc, char **argv)
         .engine = {.policy = pe->ops,
                    .reservation_depth = depth,
                    .workers = (unsigned)workers,
-                   .kill_after = kill_after},
+                   .kill_after = kill_after,
+                   .max_wait = max_wait},
         .log = verbose ? stderr : NULL,
         .tag_starts = tag_starts,
         .submitter = reg,

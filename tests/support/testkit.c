@@ -106,7 +106,10 @@ void fbf_test_decide(fbf_engine *e, const char *want)
             snprintf(got + len, sizeof got - len, "%sS%u:%s", sep, d[k].pstate, set);
         else
             snprintf(got + len, sizeof got - len, "%s%c:%s", sep,
-                     d[k].kind == FBF_DEC_EXECUTE ? 'E' : d[k].kind == FBF_DEC_KILL ? 'K' : 'R',
+                     d[k].kind == FBF_DEC_EXECUTE ? 'E'
+                     : d[k].kind == FBF_DEC_KILL  ? 'K'
+                     : d[k].kind == FBF_DEC_GIVE_UP ? 'G'
+                                                    : 'R',
                      fbf_engine_job_id(e, d[k].job));
     }
     if (strcmp(got, want) != 0)

@@ -1,0 +1,89 @@
+/*
+ * deadlines: the engine's two clocks on jobs, kept out of engine.c.
+ *
+ *   kill_after: started jobs are killed kill_after seconds after their
+ *   start. Deadlines are start + a constant, so jobs are due in the order
+ *   they started: a FIFO of started jobs replaces a heap.
+ *
+ *   max_wait: a waiting job is given up max_wait seconds after its
+ *   subtime. The queue is in subtime order (D1), so the jobs due are at
+ *   its head: giving up walks the head only, and the next one due is the
+ *   head's.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "engine/engine_int.h"
+#include "engine/jobs.h"
+#include "engine/policy_api.h"
+#include "engine/queue.h"
+
+/* kill_after: kills the jobs whose time is up, and sets *next to when the
+ * next one is due (NAN if none), for a CALL_ME_LATER. */
+static int due_kills(fbf_engine *e, double *next)
+{
+    fbf_hvec *q = &e->started;
+    *next = NAN;
+    while (e->started_head < q->n) {
+        fbf_job *j = fbf_jobs_get(e->jobs, q->v[e->started_head]);
+        if (j->state == FBF_JOB_RUNNING && !j->kill_sent) {
+            double due = j->start + e->cfg.kill_after;
+            if (due > e->now) {
+                *next = due;
+                return 0;
+            }
+            if (fbf_hvec_push(&e->kills, q->v[e->started_head]) < 0)
+                return -ENOMEM;
+            j->kill_sent = 1;
+        }
+        e->started_head++;
+    }
+    return 0;
+}
+
+static void compact_started(fbf_engine *e)
+{
+    fbf_hvec *q = &e->started;
+    if (e->started_head < 1024 || e->started_head * 2 < q->n)
+        return;
+    memmove(q->v, q->v + e->started_head, (q->n - e->started_head) * sizeof *q->v);
+    q->n -= e->started_head;
+    e->started_head = 0;
+}
+
+int fbf_engine_due_kills(fbf_engine *e, double *next)
+{
+    int rc = due_kills(e, next);
+    compact_started(e);
+    return rc;
+}
+
+int fbf_engine_give_up_due(fbf_engine *e)
+{
+    fbf_sched_iter it;
+    fbf_sched_iter_init(e, &it);
+    for (fbf_job_h h; (h = fbf_sched_iter_next(e, &it)) != FBF_JOB_NONE;) {
+        fbf_job *j = fbf_jobs_get(e->jobs, h);
+        if (!(j->subtime + e->cfg.max_wait <= e->now))
+            break;
+        if (fbf_hvec_push(&e->given_up, h) < 0)
+            return -ENOMEM;
+        if (e->ops->job_withdrawn)
+            e->ops->job_withdrawn(e->pstate, e, h);
+        fbf_partition_unlink(&e->parts[j->part], e->jobs, h);
+        j->state = FBF_JOB_DONE;
+        j->rsv = NAN;
+        e->nb_waiting--;
+        e->any_ended = true; /* like a kill: conservative compresses (D7 a) */
+    }
+    return 0;
+}
+
+double fbf_engine_next_give_up(fbf_engine *e)
+{
+    fbf_sched_iter it;
+    fbf_sched_iter_init(e, &it);
+    fbf_job_h h = fbf_sched_iter_next(e, &it);
+    return h == FBF_JOB_NONE ? NAN : fbf_jobs_get(e->jobs, h)->subtime + e->cfg.max_wait;
+}
