@@ -87,49 +87,16 @@ static size_t workload(uint64_t seed, ref_job *jobs, uint32_t *ids, uint32_t *nb
     return n;
 }
 
-typedef struct rsv_log {
-    size_t n;
-    fbf_job_h *h; /* handle of job i once submitted */
-    uint64_t hash;
-    size_t moved_checks;
-} rsv_log;
-
-/* After every decision point: every job's reservation, folded in a hash. */
-static void log_rsv(void *arg, fbf_engine *e, double now)
-{
-    rsv_log *l = arg;
-    char id[32];
-    for (size_t i = 0; i < l->n; i++) {
-        if (l->h[i] == FBF_JOB_NONE) {
-            snprintf(id, sizeof id, "w0!%zu", i);
-            l->h[i] = fbf_engine_find(e, id);
-        }
-        fbf_job_h h = l->h[i];
-        if (h != FBF_JOB_NONE && fbf_engine_job_state(e, h) != FBF_JOB_WAITING)
-            continue;
-        double r = h == FBF_JOB_NONE ? -2 : fbf_engine_job_reservation(e, h);
-        uint64_t bits;
-        if (isnan(r))
-            r = -1;
-        memcpy(&bits, &r, sizeof bits);
-        l->hash = (l->hash ^ bits ^ (uint64_t)i) * 0x100000001b3ull;
-        l->moved_checks++;
-    }
-    uint64_t nb;
-    memcpy(&nb, &now, sizeof nb);
-    l->hash = (l->hash ^ nb) * 0x100000001b3ull;
-}
-
 static int run(bool plain, unsigned workers, const uint32_t *ids, uint32_t nb,
-               const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr, rsv_log *l)
+               const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr,
+               fbf_test_rsv_log *l)
 {
     char err[512] = "";
     fbf_backfill_set_plain(plain);
     static fbf_job_h handles[MAX_JOBS];
-    for (size_t i = 0; i < n; i++)
-        handles[i] = FBF_JOB_NONE;
-    *l = (rsv_log){.n = n, .h = handles, .hash = 1469598103934665603ull};
-    int rc = fbf_test_sim_run("conservative", 0, workers, ids, nb, jobs, n, out, tr, log_rsv,
+    fbf_test_rsv_log_init(l, handles, n);
+    int rc = fbf_test_sim_run("conservative", 0, workers, ids, nb, jobs, n, out, tr,
+                              fbf_test_rsv_log_hook,
                               l, NULL, err, sizeof err);
     fbf_backfill_set_plain(false);
     if (rc < 0)
@@ -140,11 +107,11 @@ static int run(bool plain, unsigned workers, const uint32_t *ids, uint32_t nb,
 /* One indexed run of the workload against the plain one. */
 static void check_indexed(uint64_t seed, const char *how, unsigned workers, const uint32_t *ids,
                           uint32_t nb, const ref_job *jobs, size_t n, const ref_result *want,
-                          ref_trace *pt, const rsv_log *pl)
+                          ref_trace *pt, const fbf_test_rsv_log *pl)
 {
     static ref_result got[MAX_JOBS];
     ref_trace ft = {0};
-    rsv_log fl;
+    fbf_test_rsv_log fl;
     run(false, workers, ids, nb, jobs, n, got, &ft, &fl);
     size_t at = ref_trace_diff(pt, &ft);
     for (size_t i = 0; i < n; i++) {
@@ -182,9 +149,9 @@ static void test_indexed_equals_plain(void **state)
         total += n;
         unsigned workers = seed % 3 == 0 ? 3 : 1;
         ref_trace pt = {0};
-        rsv_log pl;
+        fbf_test_rsv_log pl;
         run(true, workers, ids, nb, jobs, n, want, &pt, &pl);
-        checks += pl.moved_checks;
+        checks += pl.checks;
 
         check_indexed(seed, "default", workers, ids, nb, jobs, n, want, &pt, &pl);
 

@@ -135,47 +135,16 @@ static size_t many_sizes(ref_job *jobs, uint32_t *nb)
     return n;
 }
 
-typedef struct rsv_log {
-    size_t n;
-    fbf_job_h *h;
-    uint64_t hash;
-} rsv_log;
-
-/* After every decision point: every waiting job's reservation, hashed. */
-static void log_rsv(void *arg, fbf_engine *e, double now)
-{
-    rsv_log *l = arg;
-    char id[32];
-    for (size_t i = 0; i < l->n; i++) {
-        if (l->h[i] == FBF_JOB_NONE) {
-            snprintf(id, sizeof id, "w0!%zu", i);
-            l->h[i] = fbf_engine_find(e, id);
-        }
-        fbf_job_h h = l->h[i];
-        if (h == FBF_JOB_NONE || fbf_engine_job_state(e, h) != FBF_JOB_WAITING)
-            continue;
-        double r = fbf_engine_job_reservation(e, h);
-        uint64_t bits;
-        if (isnan(r))
-            r = -1;
-        memcpy(&bits, &r, sizeof bits);
-        l->hash = (l->hash ^ bits ^ (uint64_t)i) * 0x100000001b3ull;
-    }
-    uint64_t nb;
-    memcpy(&nb, &now, sizeof nb);
-    l->hash = (l->hash ^ nb) * 0x100000001b3ull;
-}
-
 static void run(bool plain, int64_t depth, unsigned workers, const uint32_t *ids, uint32_t nb,
-                const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr, rsv_log *l)
+                const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr,
+                fbf_test_rsv_log *l)
 {
     char err[512] = "";
     static fbf_job_h handles[MAX_JOBS];
-    for (size_t i = 0; i < n; i++)
-        handles[i] = FBF_JOB_NONE;
-    *l = (rsv_log){.n = n, .h = handles, .hash = 1469598103934665603ull};
+    fbf_test_rsv_log_init(l, handles, n);
     fbf_backfill_set_plain(plain);
-    int rc = fbf_test_sim_run("easy", depth, workers, ids, nb, jobs, n, out, tr, log_rsv, l,
+    int rc = fbf_test_sim_run("easy", depth, workers, ids, nb, jobs, n, out, tr,
+                              fbf_test_rsv_log_hook, l,
                               NULL, err, sizeof err);
     fbf_backfill_set_plain(false);
     if (rc < 0)
@@ -191,7 +160,7 @@ static size_t compare(const char *what, int64_t depth, unsigned workers, uint32_
     for (uint32_t k = 0; k < nb; k++)
         ids[k] = k;
     ref_trace pt = {0}, ft = {0};
-    rsv_log pl, fl;
+    fbf_test_rsv_log pl, fl;
     run(true, depth, workers, ids, nb, jobs, n, want, &pt, &pl);
     run(false, depth, workers, ids, nb, jobs, n, got, &ft, &fl);
     size_t started = 0;

@@ -215,13 +215,11 @@ static void test_queue_merged_iteration(void **state)
 /* The one-step-a-call helpers (fbf_test_begin, _submit, _complete,
  * _decide, _expect_alloc) are shared with test_policies: support/testkit.h. */
 
-static fbf_engine *mk_engine(const char *policy, unsigned workers, const char *platform)
+/* An engine of cfg on platform (NULL: none yet). */
+static fbf_engine *mk_engine_cfg(const fbf_engine_config *cfg, const char *platform)
 {
-    const fbf_policy_entry *pe = fbf_policy_lookup(policy);
-    assert_non_null(pe);
-    fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth, .workers = workers};
     fbf_error err;
-    fbf_engine *e = fbf_engine_create(&cfg, &err);
+    fbf_engine *e = fbf_engine_create(cfg, &err);
     assert_non_null(e);
     if (platform) {
         fbf_idset s;
@@ -231,6 +229,15 @@ static fbf_engine *mk_engine(const char *policy, unsigned workers, const char *p
         fbf_idset_fini(&s);
     }
     return e;
+}
+
+static fbf_engine *mk_engine(const char *policy, unsigned workers, const char *platform)
+{
+    const fbf_policy_entry *pe = fbf_policy_lookup(policy);
+    assert_non_null(pe);
+    fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth,
+                             .workers = workers};
+    return mk_engine_cfg(&cfg, platform);
 }
 
 static fbf_job_state state_of(fbf_engine *e, const char *id)
@@ -381,14 +388,7 @@ static void test_kill_after(void **state)
     const fbf_policy_entry *pe = fbf_policy_lookup("conservative");
     fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth,
                              .workers = 2, .kill_after = 5};
-    fbf_error err;
-    fbf_engine *e = fbf_engine_create(&cfg, &err);
-    assert_non_null(e);
-    fbf_idset s;
-    fbf_idset_init(&s);
-    fbf_test_idset_parse(&s, "0-3");
-    assert_int_equal(fbf_engine_set_platform(e, &s, &err), 0);
-    fbf_idset_fini(&s);
+    fbf_engine *e = mk_engine_cfg(&cfg, "0-3");
 
     fbf_test_begin(e, 0);
     fbf_test_submit(e, "a", 4, 100);
@@ -419,14 +419,7 @@ static void give_up(const char *policy, const char *at0, const char *at20, const
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
     fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth,
                              .workers = 2, .max_wait = 30};
-    fbf_error err;
-    fbf_engine *e = fbf_engine_create(&cfg, &err);
-    assert_non_null(e);
-    fbf_idset s;
-    fbf_idset_init(&s);
-    fbf_test_idset_parse(&s, "0-3");
-    assert_int_equal(fbf_engine_set_platform(e, &s, &err), 0);
-    fbf_idset_fini(&s);
+    fbf_engine *e = mk_engine_cfg(&cfg, "0-3");
 
     fbf_test_begin(e, 0);
     fbf_test_submit(e, "a", 4, 100);

@@ -139,3 +139,35 @@ int fbf_test_sim_run(const char *policy, int64_t depth, unsigned workers, const 
         fbf_engine_destroy(e);
     return rc < 0 ? -1 : 0;
 }
+
+void fbf_test_rsv_log_init(fbf_test_rsv_log *l, fbf_job_h *handles, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        handles[i] = FBF_JOB_NONE;
+    *l = (fbf_test_rsv_log){.n = n, .h = handles, .hash = 1469598103934665603ull};
+}
+
+void fbf_test_rsv_log_hook(void *arg, fbf_engine *e, double now)
+{
+    fbf_test_rsv_log *l = arg;
+    char id[32];
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->h[i] == FBF_JOB_NONE) {
+            snprintf(id, sizeof id, "w0!%zu", i);
+            l->h[i] = fbf_engine_find(e, id);
+        }
+        fbf_job_h h = l->h[i];
+        if (h != FBF_JOB_NONE && fbf_engine_job_state(e, h) != FBF_JOB_WAITING)
+            continue;
+        double r = h == FBF_JOB_NONE ? -2 : fbf_engine_job_reservation(e, h);
+        uint64_t bits;
+        if (isnan(r))
+            r = -1;
+        memcpy(&bits, &r, sizeof bits);
+        l->hash = (l->hash ^ bits ^ (uint64_t)i) * 0x100000001b3ull;
+        l->checks++;
+    }
+    uint64_t nb;
+    memcpy(&nb, &now, sizeof nb);
+    l->hash = (l->hash ^ nb) * 0x100000001b3ull;
+}

@@ -39,4 +39,19 @@ int fbf_test_sim_run(const char *policy, int64_t depth, unsigned workers, const 
                      fbf_test_dp_hook hook, void *ctx, fbf_engine **keep, char *err,
                      size_t errlen);
 
+/* A hook for fbf_test_sim_run: after every decision point, the
+ * reservation of every job of the workload still waiting (-1: none, -2:
+ * not submitted yet) and the time, folded into one hash, so that two runs
+ * can be compared reservation by reservation. checks counts the
+ * reservations hashed. handles must hold n entries. */
+typedef struct fbf_test_rsv_log {
+    size_t n;
+    fbf_job_h *h; /* handle of job i once submitted */
+    uint64_t hash;
+    size_t checks;
+} fbf_test_rsv_log;
+
+void fbf_test_rsv_log_init(fbf_test_rsv_log *l, fbf_job_h *handles, size_t n);
+void fbf_test_rsv_log_hook(void *arg, fbf_engine *e, double now);
+
 #endif
