@@ -131,6 +131,9 @@ static int on_submitted(fbf_bv4_session *s, double ts, const cJSON *data, fbf_er
     const cJSON *job = cJSON_GetObjectItemCaseSensitive(data, "job");
     if (!job) /* Redis mode: read before the message was applied */
         job = fbf_bv4_fetch_next(s->fetch);
+    if (!job)
+        return fbf_errorf(err, -EPROTO, "data.job: expected an object (fastbf needs job "
+                                        "descriptions), got nothing");
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(job, "res");
     const cJSON *wall = cJSON_GetObjectItemCaseSensitive(job, "walltime");
     const cJSON *sub = cJSON_GetObjectItemCaseSensitive(job, "subtime");
@@ -369,8 +372,10 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
         cJSON *root = NULL;
         rc = fbf_bv4_check(s->arena, req, len, s->begun, &root, err);
         /* Redis mode: the descriptions JOB_SUBMITTED leaves out, before
-         * any event is applied. */
-        if (rc == 0)
+         * any event is applied. Only the first message (its
+         * SIMULATION_BEGINS may turn Redis on) and Redis mode need the
+         * extra walk over the events. */
+        if (rc == 0 && (!s->begun || fbf_bv4_fetch_store(s->fetch)))
             rc = fbf_bv4_fetch_prepare(s->fetch,
                                        cJSON_GetObjectItemCaseSensitive(root, "events"),
                                        s->opt.log, err);

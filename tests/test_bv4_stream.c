@@ -51,30 +51,30 @@ static char *message(double now, const char *events, bool now_first)
     return t.p;
 }
 
-/* SIMULATION_BEGINS on 64 machines, then njobs submissions with varied
- * sizes and walltimes, then one estimate query; bad >= 0 spoils that
- * submission's res. */
+/* njobs submissions with varied sizes and walltimes, then one estimate
+ * query; bad >= 0 spoils that submission's res. (SIMULATION_BEGINS goes in
+ * a message of its own, as Batsim sends it: a session streams a large
+ * request only once it has begun, since the first one may turn Redis
+ * mode on.) */
 static char *first_events(int njobs, int bad)
 {
     text t = {0};
-    const char *b = fbf_test_bv4_begins(64, "");
-    const char *ev = strstr(b, "\"events\":[") + strlen("\"events\":[");
-    put(&t, "%.*s", (int)(strrchr(b, ']') - ev), ev);
+    put(&t, "");
     uint64_t x = 0x9e3779b97f4a7c15ull;
     for (int i = 0; i < njobs; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         int res = 1 + (int)(x % 64) / (1 + (int)((x >> 20) % 8));
         int wall = 1 + (int)((x >> 32) % 5000);
         if (i == bad)
-            put(&t, ",{\"timestamp\":0,\"type\":\"JOB_SUBMITTED\",\"data\":{\"job_id\":\"w0!%d\","
+            put(&t, "%s{\"timestamp\":0,\"type\":\"JOB_SUBMITTED\",\"data\":{\"job_id\":\"w0!%d\","
                     "\"job\":{\"id\":\"w0!%d\",\"subtime\":0,\"walltime\":%d,\"res\":\"%d\","
                     "\"profile\":\"p\"}}}",
-                i, i, wall, res);
+                i ? "," : "", i, i, wall, res);
         else
-            put(&t, ",{\"timestamp\":0,\"type\":\"JOB_SUBMITTED\",\"data\":{\"job_id\":\"w0!%d\","
+            put(&t, "%s{\"timestamp\":0,\"type\":\"JOB_SUBMITTED\",\"data\":{\"job_id\":\"w0!%d\","
                     "\"job\":{\"id\":\"w0!%d\",\"subtime\":0,\"walltime\":%d,\"res\":%d,"
                     "\"profile\":\"p\"}}}",
-                i, i, wall, res);
+                i ? "," : "", i, i, wall, res);
     }
     put(&t, ",{\"timestamp\":0,\"type\":\"QUERY\",\"data\":{\"requests\":{"
             "\"estimate_waiting_time\":{\"job_id\":\"w0!q\",\"job\":{\"id\":\"w0!q\","
@@ -117,10 +117,18 @@ static char *handle(fbf_bv4_session *s, const char *req, int want_rc, fbf_error 
     return strndup(reply, len);
 }
 
+/* A session that has handled SIMULATION_BEGINS on 64 machines. */
+static fbf_bv4_session *begun(const char *policy, unsigned workers)
+{
+    fbf_bv4_session *s = fbf_test_bv4_session(policy, workers);
+    fbf_test_bv4_ok(s, fbf_test_bv4_begins(64, ""), "");
+    return s;
+}
+
 static void same_replies(const char *policy, unsigned workers)
 {
-    fbf_bv4_session *streamed = fbf_test_bv4_session(policy, workers);
-    fbf_bv4_session *whole = fbf_test_bv4_session(policy, workers);
+    fbf_bv4_session *streamed = begun(policy, workers);
+    fbf_bv4_session *whole = begun(policy, workers);
     char *events = first_events(9000, -1);
     char *a = message(0, events, true), *b = message(0, events, false);
     assert_true(strlen(a) >= FBF_BV4_STREAM_MIN);
@@ -150,7 +158,7 @@ static void test_conservative(void **state) { (void)state, same_replies("conserv
 static void same_refusal(const char *a, const char *b, const char *want)
 {
     fbf_error ea = {0}, eb = {0};
-    fbf_bv4_session *s1 = fbf_test_bv4_session("easy", 1), *s2 = fbf_test_bv4_session("easy", 1);
+    fbf_bv4_session *s1 = begun("easy", 1), *s2 = begun("easy", 1);
     handle(s1, a, -EPROTO, &ea);
     handle(s2, b, -EPROTO, &eb);
     if (!strstr(ea.text, want))
@@ -165,8 +173,7 @@ static void test_bad_event_refused_alike(void **state)
     (void)state;
     char *events = first_events(9000, 6000);
     char *a = message(0, events, true), *b = message(0, events, false);
-    /* Event 0 is SIMULATION_BEGINS, so submission 6000 is event 6001. */
-    same_refusal(a, b, "event 6001 (JOB_SUBMITTED): data.job.res: expected an integer");
+    same_refusal(a, b, "event 6000 (JOB_SUBMITTED): data.job.res: expected an integer");
     free(a), free(b);
 
     free(events);
@@ -176,19 +183,30 @@ static void test_bad_event_refused_alike(void **state)
     text late = {0};
     put(&late, "%s,{\"timestamp\":3,\"type\":\"REQUESTED_CALL\",\"data\":{}}", events);
     a = message(0, late.p, true), b = message(0, late.p, false);
-    same_refusal(a, b, "event 9002 (REQUESTED_CALL): timestamp: 3.000000 is after now 0.000000");
+    same_refusal(a, b, "event 9001 (REQUESTED_CALL): timestamp: 3.000000 is after now 0.000000");
     free(a), free(b), free(late.p);
+
+    /* A submission without its description (Redis is off). */
+    text bare = {0};
+    put(&bare, "%s,{\"timestamp\":0,\"type\":\"JOB_SUBMITTED\",\"data\":{\"job_id\":\"w0!x\"}}",
+        events);
+    a = message(0, bare.p, true), b = message(0, bare.p, false);
+    same_refusal(a, b, "event 9001 (JOB_SUBMITTED): data.job: expected an object (fastbf needs "
+                       "job descriptions), got nothing");
+    free(a), free(b), free(bare.p);
     fbf_error err;
     fbf_bv4_session *s;
 
-    /* Malformed JSON deep inside: the byte is named. */
+    /* Malformed JSON deep inside: the byte is named (and the words after
+     * it say the request was read as a stream). */
     a = message(0, events, true);
     char *cut = strstr(a + strlen(a) / 2, "\"res\":");
     cut[5] = '{';
-    s = fbf_test_bv4_session("fcfs", 1);
+    s = begun("fcfs", 1);
     handle(s, a, -EPROTO, &err);
-    char want[64];
-    snprintf(want, sizeof want, "malformed JSON message near byte %ld", (long)(cut - a) + 5);
+    char want[96];
+    snprintf(want, sizeof want, "malformed JSON message near byte %ld: not a JSON value",
+             (long)(cut - a) + 5);
     if (!strstr(err.text, want))
         fail_msg("'%s', expected '%s'", err.text, want);
     fbf_bv4_session_destroy(s);
