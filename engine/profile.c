@@ -345,6 +345,30 @@ static bool first_at_most(const node *n, uint32_t x, int64_t base,
     return false;
 }
 
+/* The first key k > after with used(k) > limit; mirror of first_at_most
+ * with maxp. */
+static bool first_above(const node *n, uint32_t x, int64_t base, double after,
+                        int64_t limit, double *out)
+{
+    while (x && base + n[x].maxp > limit) {
+        int64_t here = base + n[n[x].l].sum + n[x].delta;
+        if (!(n[x].key > after)) {
+            base = here;
+            x = n[x].r;
+            continue;
+        }
+        if (first_above(n, n[x].l, base, after, limit, out))
+            return true;
+        if (here > limit) {
+            *out = n[x].key;
+            return true;
+        }
+        base = here;
+        x = n[x].r;
+    }
+    return false;
+}
+
 fbf_profile *fbf_profile_create(uint32_t capacity)
 {
     fbf_profile *p = calloc(1, sizeof *p);
@@ -454,6 +478,18 @@ double fbf_profile_earliest(const fbf_profile *p, double from, uint32_t n,
     return fbf_profile_earliest_before(p, from, n, d, INFINITY);
 }
 
+double fbf_profile_last_below(const fbf_profile *p, double lo, double hi, uint32_t n)
+{
+    double k;
+    return last_above(p->n, p->root, 0, lo, hi, (int64_t)p->capacity - n, &k) ? k : -INFINITY;
+}
+
+double fbf_profile_first_below(const fbf_profile *p, double after, uint32_t n)
+{
+    double k;
+    return first_above(p->n, p->root, 0, after, (int64_t)p->capacity - n, &k) ? k : INFINITY;
+}
+
 int64_t fbf_profile_max_free(const fbf_profile *p, double t0, double t1)
 {
     int64_t u = used_at(p, t0);
@@ -501,4 +537,31 @@ void fbf_profile_foreach(const fbf_profile *p,
 {
     int64_t acc = 0;
     walk(p->n, p->root, &acc, fn, ctx);
+}
+
+/* In-order over the keys in (lo, hi), skipping the subtrees outside. */
+static void walk_between(const node *n, uint32_t x, int64_t base, double lo, double hi,
+                         void (*fn)(double, int64_t, void *), void *ctx)
+{
+    while (x) {
+        int64_t here = base + n[n[x].l].sum + n[x].delta;
+        if (!(n[x].key > lo)) {
+            base = here;
+            x = n[x].r;
+        } else if (!(n[x].key < hi)) {
+            x = n[x].l;
+        } else {
+            walk_between(n, n[x].l, base, lo, hi, fn, ctx);
+            fn(n[x].key, here, ctx);
+            base = here;
+            x = n[x].r;
+        }
+    }
+}
+
+void fbf_profile_foreach_between(const fbf_profile *p, double t0, double t1,
+                                 void (*fn)(double t, int64_t used_after, void *ctx),
+                                 void *ctx)
+{
+    walk_between(p->n, p->root, 0, t0, t1, fn, ctx);
 }

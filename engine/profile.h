@@ -67,6 +67,12 @@ double fbf_profile_earliest(const fbf_profile *p, double from, uint32_t n, doubl
 double fbf_profile_earliest_before(const fbf_profile *p, double from, uint32_t n, double d,
                                    double limit);
 
+/* The last breakpoint k with lo < k < hi from which free() < n, or
+ * -INFINITY; the first such k > after, or INFINITY. O(log B): where runs
+ * of free() >= n end. */
+double fbf_profile_last_below(const fbf_profile *p, double lo, double hi, uint32_t n);
+double fbf_profile_first_below(const fbf_profile *p, double after, uint32_t n);
+
 /* Maximum of free(u) over u in [t0, t1) (free(t0) if t1 <= t0). */
 int64_t fbf_profile_max_free(const fbf_profile *p, double t0, double t1);
 
@@ -81,5 +87,12 @@ size_t fbf_profile_breakpoints(const fbf_profile *p);
 void fbf_profile_foreach(const fbf_profile *p,
                          void (*fn)(double t, int64_t used_after, void *ctx),
                          void *ctx);
+
+/* Calls fn(time, used_after, ctx) for each breakpoint t0 < time < t1 in
+ * ascending order: with free_at(t0), the step function over [t0, t1), in
+ * O(log B + K), K the breakpoints visited. */
+void fbf_profile_foreach_between(const fbf_profile *p, double t0, double t1,
+                                 void (*fn)(double t, int64_t used_after, void *ctx),
+                                 void *ctx);
 
 #endif

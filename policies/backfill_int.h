@@ -55,6 +55,7 @@ typedef struct fbf_bf_skip {
 
 typedef struct fbf_bf_windex fbf_bf_windex;
 typedef struct fbf_bf_sizes fbf_bf_sizes;
+typedef struct fbf_bf_runs fbf_bf_runs;
 
 typedef struct fbf_backfill {
     int64_t depth;
@@ -75,6 +76,9 @@ typedef struct fbf_backfill {
     bool wq_failed;  /* an insertion into wq failed: reported by decide */
     fbf_bf_holes pending; /* released since the last compression */
     fbf_bf_holes holes;   /* the current compression's released region */
+    fbf_bf_runs *runs;    /* per hole of `holes`, its runs (runs.c; NULL: none) */
+    bool runs_failed;     /* runs could not be allocated: searches only */
+    double max_wall;      /* the longest walltime ever indexed in qi */
     fbf_bf_skip skip[FBF_BF_SKIP_MAX];
     size_t skip_n;
     uint32_t floor_h; /* the smallest job searched for (floor_d 0: none yet) */

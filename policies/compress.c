@@ -4,7 +4,8 @@
  * the rest of D7; backfill_int.h the shared state.
  *
  * Which jobs can move, the test on a subtree of reserved jobs and the
- * search of a mover's new place: policies/holes.c. Visiting a job that
+ * search of a mover's new place: policies/holes.c, with the run tables of
+ * policies/runs.c, which replace() keeps told of what each move changes. Visiting a job that
  * then does not move changes nothing, so a pass is exact as long as it
  * visits, in queue order, every job the plain pass would move.
  *
@@ -67,6 +68,7 @@
 #include "policies/common.h"
 #include "policies/compress.h"
 #include "policies/holes.h"
+#include "policies/runs.h"
 
 typedef struct cand_item {
     double subtime;
@@ -182,6 +184,8 @@ int fbf_bf_index_add(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
 {
     if (fbf_qindex_insert(b->qi, s, h) < 0)
         return -ENOMEM;
+    if (fbf_sched_job(s, h)->walltime > b->max_wall)
+        b->max_wall = fbf_sched_job(s, h)->walltime;
     if (b->sizes_off)
         return 0;
     fbf_bf_sizes *z = b->sizes;
@@ -221,6 +225,8 @@ void fbf_bf_index_fini(fbf_backfill *b)
 {
     sizes_destroy(b->sizes);
     b->sizes = NULL;
+    fbf_bf_runs_destroy(b->runs);
+    b->runs = NULL;
 }
 
 /* The smallest r >= from with a tree, or z->cap. */
@@ -322,10 +328,19 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_bf
             double a = old > now ? old : now;
             int64_t mf = fbf_profile_max_free(b->p, a, end);
             *freed = (fbf_bf_hole){a, end, mf};
+            if (b->runs) {
+                /* Tables over the released range are wrong; those over the
+                 * job's new place are only loose, but would let through
+                 * jobs that do not move. */
+                fbf_bf_runs_rise(b->runs, a, end);
+                fbf_bf_runs_rise(b->runs, t, t + j->walltime);
+            }
             if (fbf_bf_holes_push(&b->holes, a, end, mf) < 0 ||
                 fbf_bf_holes_push(&b->pending, a, end, 0) < 0)
                 return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
             fbf_bf_holes_normalize(b, &b->holes, now, 1);
+            if (b->runs)
+                fbf_bf_runs_remap(b->runs, &b->holes);
         }
     }
     return 0;
@@ -504,6 +519,12 @@ int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
         b->pending = t;
         b->pending.n = 0;
         fbf_bf_holes_normalize(b, &b->holes, now, fbf_qindex_all(b->qi).min_res);
+        if (!b->runs && !b->runs_failed && !(b->runs = fbf_bf_runs_create()))
+            b->runs_failed = true;
+        if (b->runs) {
+            fbf_bf_runs_reset(b->runs, b->max_wall, fbf_qindex_all(b->qi).min_res);
+            fbf_bf_runs_remap(b->runs, &b->holes);
+        }
         rc = use_sizes(b) ? compress_sizes(b, s, err) : compress_all(b, s, FBF_JOB_NONE, err);
         b->holes.n = 0;
         return rc;

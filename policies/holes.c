@@ -21,7 +21,10 @@
  * The test (may_move) on a subtree's aggregates (min res r, min wall,
  * min/max rsv) passes whenever some job inside could move; see
  * hole_may_move for the two kinds of window it bounds. It is exact
- * enough on one job that nearly every job visited moves. Jobs whose
+ * enough on one job that nearly every job visited moves. Over the pass's
+ * own holes, the first kind is answered by the hole's run table
+ * (policies/runs.c, one sweep of the hole's region shared by every test
+ * until a move changes it) instead of a walk over the profile. Jobs whose
  * reservation is already in the past (a running job outlived its
  * estimate) always pass, and get a full search. A job that passes is
  * re-placed exactly, its earliest fit searched only near the holes (the
@@ -37,6 +40,7 @@
 #include <string.h>
 
 #include "policies/holes.h"
+#include "policies/runs.h"
 
 int fbf_bf_holes_push(fbf_bf_holes *hs, double a, double bnd, int64_t mf)
 {
@@ -164,6 +168,16 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
     if (*before_rsv > 0 && !(g->min_rsv > h->b))
         return true;
     l = g->min_wall * (1 - 1e-9);
+    /* Over the pass's own holes, a window of the first kind that fits lies
+     * in a run of free() >= min res meeting the hole, at least l long
+     * (the slack covers the rounding of the run's length). */
+    if (c->hs == &c->b->holes && c->b->runs && !(g->max_rsv < h->b)) {
+        double run = fbf_bf_runs_longest(c->b->runs, p, c->hs, i, c->now, g->min_res);
+        if (run >= 0) {
+            c->work++;
+            return run >= l - 1e-9 * (fabs(h->b) + l);
+        }
+    }
     /* The first kind is monotone in l (a longer window that fits holds a
      * shorter one that fits, shifted to reach a): memoised per hole for
      * the tree's size, when stop is the hole's end. */

@@ -5,6 +5,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -402,6 +403,36 @@ static void run_random(uint32_t capacity, uint64_t seed, int ops)
             n_earliest++;
             if (got != from)
                 n_nontrivial++;
+        } else if (what < 86) { /* the step function between two times */
+            double t0 = rnd_time() + 0.25 * rnd(2), t1 = t0 + rnd(25);
+            dump got = { .n = 0 }, all;
+            ref_breakpoints(&r, &all);
+            fbf_profile_foreach_between(p, t0, t1, dump_fn, &got);
+            size_t k = 0;
+            for (size_t i = 0; i < all.n; i++) {
+                if (!(all.t[i] > t0 && all.t[i] < t1))
+                    continue;
+                assert_true(k < got.n);
+                assert_true(got.t[k] == all.t[i]);
+                assert_int_equal(got.used[k], all.used[i]);
+                k++;
+            }
+            assert_int_equal(got.n, k);
+        } else if (what < 89) { /* where runs of free() >= n end */
+            double lo = rnd_time() - 1, hi = lo + rnd(30), after = rnd_time() + 0.25 * rnd(2);
+            uint32_t n = 1 + rnd(capacity + 1);
+            dump all;
+            ref_breakpoints(&r, &all);
+            double last = -INFINITY, first = INFINITY;
+            for (size_t i = 0; i < all.n; i++) {
+                bool below = (int64_t)capacity - all.used[i] < (int64_t)n;
+                if (below && all.t[i] > lo && all.t[i] < hi)
+                    last = all.t[i];
+                if (below && all.t[i] > after && first == INFINITY)
+                    first = all.t[i];
+            }
+            assert_true(fbf_profile_last_below(p, lo, hi, n) == last);
+            assert_true(fbf_profile_first_below(p, after, n) == first);
         } else if (what < 92) { /* min_free */
             double t = rnd(5) == 0 ? rnd_time() + 0.25 : rnd_time();
             uint32_t dk = rnd(8);

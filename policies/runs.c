@@ -1,0 +1,278 @@
+/*
+ * runs: the longest run of free() >= r meeting each hole, for every r at
+ * once; see runs.h for the contract.
+ *
+ * Why. The movement test of holes.c asks, for a subtree of reserved jobs
+ * (min res r, min walltime l) and a hole, whether a window of r
+ * resources for l seconds fits across the hole. The profile answers one
+ * such question by jumping from run to run of free() >= r, and in a
+ * packed profile (deep queues) a hole holds thousands of short runs, so
+ * the test cost grew with the queue. Between two moves of a pass the
+ * profile is fixed, and the tests on one hole differ only in (r, l): one
+ * sweep of the hole's region answers them all.
+ *
+ * How. The region's step function is swept once with a stack of rising
+ * levels (the classic "largest rectangle under a histogram"): every
+ * maximal run of free() >= h, for the h that is its minimum, is popped
+ * once as a rectangle (h, start, end). Keeping those that meet [a, b]
+ * and, for each h, the widest, gives after a sort a staircase (levels
+ * decreasing, widths increasing); the longest run for r is the last step
+ * whose level is >= r. A run of free() >= r that meets the hole lies in
+ * such a rectangle (the one of its own minimum), so nothing is missed.
+ * O(K log K) per table, K the breakpoints of the region.
+ *
+ * Invariants: t[i] belongs to the hole with bounds (t[i].a, t[i].b), and
+ * is valid only while no reported growth met its region.
+ */
+#include "policies/runs.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct stair {
+    int64_t h;
+    double w;
+} stair;
+
+typedef struct bar {
+    double start;
+    int64_t h;
+} bar;
+
+typedef struct table {
+    double a, b, lo, hi;
+    bool valid;
+    stair *v;
+    size_t n, cap;
+} table;
+
+struct fbf_bf_runs {
+    table t[FBF_BF_MAX_HOLES + 1];
+    size_t n;
+    double reach;
+    uint32_t min_res;
+    bar *stk; /* sweep scratch */
+    size_t stk_cap;
+    stair *rect;
+    size_t rect_n, rect_cap;
+};
+
+fbf_bf_runs *fbf_bf_runs_create(void)
+{
+    return calloc(1, sizeof(fbf_bf_runs));
+}
+
+void fbf_bf_runs_destroy(fbf_bf_runs *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < FBF_BF_MAX_HOLES + 1; i++)
+        free(r->t[i].v);
+    free(r->stk);
+    free(r->rect);
+    free(r);
+}
+
+void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res)
+{
+    for (size_t i = 0; i < r->n; i++)
+        r->t[i].valid = false;
+    r->reach = reach > 0 ? reach : 0;
+    r->min_res = min_res > 0 ? min_res : 1;
+}
+
+void fbf_bf_runs_rise(fbf_bf_runs *r, double x, double y)
+{
+    /* Closed at hi: where the region ends on a blocking step, growth that
+     * starts right there can lengthen a run that ends there. */
+    for (size_t i = 0; i < r->n; i++)
+        if (r->t[i].valid && x <= r->t[i].hi && y > r->t[i].lo)
+            r->t[i].valid = false;
+}
+
+void fbf_bf_runs_remap(fbf_bf_runs *r, const fbf_bf_holes *hs)
+{
+    table old[FBF_BF_MAX_HOLES + 1];
+    bool taken[FBF_BF_MAX_HOLES + 1] = {false};
+    size_t m = hs->n < FBF_BF_MAX_HOLES + 1 ? hs->n : FBF_BF_MAX_HOLES + 1;
+    size_t n = r->n;
+    memcpy(old, r->t, sizeof old);
+    memset(r->t, 0, sizeof r->t);
+    /* Both lists are sorted by start: match unchanged holes in one pass. */
+    for (size_t i = 0, j = 0; i < m; i++) {
+        while (j < n && old[j].a < hs->v[i].a)
+            j++;
+        if (j < n && old[j].valid && old[j].a == hs->v[i].a && old[j].b == hs->v[i].b) {
+            r->t[i] = old[j];
+            taken[j] = true;
+        }
+    }
+    /* The other buffers go to the new holes, or back to the system. */
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (r->t[i].valid)
+            continue;
+        while (k < FBF_BF_MAX_HOLES + 1 && (taken[k] || !old[k].v))
+            k++;
+        if (k < FBF_BF_MAX_HOLES + 1) {
+            r->t[i] = (table){.v = old[k].v, .cap = old[k].cap};
+            taken[k] = true;
+        }
+    }
+    for (size_t j = 0; j < FBF_BF_MAX_HOLES + 1; j++)
+        if (!taken[j])
+            free(old[j].v);
+    r->n = m;
+}
+
+typedef struct sweep {
+    fbf_bf_runs *r;
+    double lo, hi, ha, hb;
+    bool cut_lo, cut_hi; /* the region's edge there is its reach */
+    int64_t cap;
+    double x;  /* start of the segment in progress */
+    int64_t f; /* its free() */
+    size_t sn;
+    bool oom;
+} sweep;
+
+static void emit(sweep *w, int64_t h, double s, double e)
+{
+    if (h < 1 || !(s <= w->hb && e >= w->ha))
+        return;
+    fbf_bf_runs *r = w->r;
+    if (r->rect_n == r->rect_cap) {
+        size_t cap = r->rect_cap ? 2 * r->rect_cap : 256;
+        stair *v = realloc(r->rect, cap * sizeof *v);
+        if (!v) {
+            w->oom = true;
+            return;
+        }
+        r->rect = v;
+        r->rect_cap = cap;
+    }
+    bool cut = (w->cut_lo && s <= w->lo) || (w->cut_hi && e >= w->hi);
+    r->rect[r->rect_n++] = (stair){h, cut ? INFINITY : e - s};
+}
+
+/* The segment [x, end) at level f: pops the higher levels it ends. */
+static void segment(sweep *w, double x, int64_t f)
+{
+    fbf_bf_runs *r = w->r;
+    double start = x;
+    while (w->sn && r->stk[w->sn - 1].h >= f) {
+        bar top = r->stk[--w->sn];
+        if (top.h > f)
+            emit(w, top.h, top.start, x);
+        start = top.start;
+    }
+    if (w->sn == r->stk_cap) {
+        size_t cap = r->stk_cap ? 2 * r->stk_cap : 256;
+        bar *v = realloc(r->stk, cap * sizeof *v);
+        if (!v) {
+            w->oom = true;
+            return;
+        }
+        r->stk = v;
+        r->stk_cap = cap;
+    }
+    r->stk[w->sn++] = (bar){start, f};
+}
+
+static void on_key(double t, int64_t used_after, void *ctx)
+{
+    sweep *w = ctx;
+    if (w->oom)
+        return;
+    segment(w, w->x, w->f);
+    w->x = t;
+    w->f = w->cap - used_after;
+}
+
+static int by_level_desc(const void *x, const void *y)
+{
+    const stair *a = x, *b = y;
+    return a->h > b->h ? -1 : a->h < b->h;
+}
+
+static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
+{
+    /* The region: as far as a window can reach, but no further than where
+     * every run that matters (free() >= min res) is cut anyway. */
+    t->lo = fmax(now, t->a - r->reach);
+    t->hi = t->b + r->reach;
+    sweep w = {.r = r, .lo = t->lo, .hi = t->hi, .ha = t->a, .hb = t->b,
+               .cut_lo = t->lo > now, .cut_hi = true, .cap = fbf_profile_capacity(p), .x = t->lo};
+    double k = fbf_profile_last_below(p, t->lo, t->a, r->min_res);
+    if (k > t->lo) {
+        w.lo = w.x = t->lo = k;
+        w.cut_lo = false;
+    }
+    k = fbf_profile_first_below(p, t->b, r->min_res);
+    if (k < t->hi) {
+        w.hi = t->hi = k;
+        w.cut_hi = false;
+    }
+    r->rect_n = 0;
+    w.f = fbf_profile_free_at(p, t->lo);
+    fbf_profile_foreach_between(p, t->lo, t->hi, on_key, &w);
+    if (!w.oom)
+        segment(&w, w.x, w.f);
+    while (!w.oom && w.sn) {
+        bar top = r->stk[--w.sn];
+        emit(&w, top.h, top.start, w.hi);
+    }
+    if (w.oom)
+        return false;
+    qsort(r->rect, r->rect_n, sizeof *r->rect, by_level_desc);
+    size_t n = 0;
+    double best = -1;
+    for (size_t i = 0; i < r->rect_n; i++) {
+        if (!(r->rect[i].w > best))
+            continue;
+        best = r->rect[i].w;
+        if (n && r->rect[n - 1].h == r->rect[i].h)
+            n--; /* same level, wider: replaces the step */
+        r->rect[n++] = r->rect[i];
+    }
+    if (n > t->cap) {
+        stair *v = realloc(t->v, n * sizeof *v);
+        if (!v)
+            return false;
+        t->v = v;
+        t->cap = n;
+    }
+    if (n)
+        memcpy(t->v, r->rect, n * sizeof *t->v);
+    t->n = n;
+    t->valid = true;
+    return true;
+}
+
+double fbf_bf_runs_longest(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,
+                           size_t i, double now, uint32_t res)
+{
+    if (i >= r->n || i >= hs->n)
+        return -1;
+    table *t = &r->t[i];
+    if (!t->valid || t->a != hs->v[i].a || t->b != hs->v[i].b) {
+        t->a = hs->v[i].a;
+        t->b = hs->v[i].b;
+        if (!build(r, t, p, now)) {
+            t->valid = false;
+            return -1;
+        }
+    }
+    /* Levels decrease, widths increase: the last step at level >= res. */
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->v[mid].h >= (int64_t)res)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? t->v[lo - 1].w : 0;
+}

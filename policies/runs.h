@@ -1,0 +1,50 @@
+/*
+ * runs: for each released range ("hole") of a conservative compression
+ * pass, the longest run of free() >= r that meets it, for every r at once
+ * (policies/runs.c). It turns holes.c's movement test on a subtree, "does
+ * a window of r resources for l seconds fit across this hole", from a
+ * walk over the profile into a binary search. Private to policies/.
+ *
+ * Contract. A table answers for the profile as it was when the table was
+ * built, over the region [max(now, a - reach), b + reach) of its hole
+ * [a, b); runs cut by the region's edge (other than now) count as
+ * unbounded. Where free() later dropped the answer is too long, which
+ * only lets more jobs through the test (safe); where it grew the table
+ * must go: the pass reports every growth with fbf_bf_runs_rise. Tables
+ * are tied to a hole's exact bounds and follow it through
+ * fbf_bf_runs_remap when the holes are normalised again.
+ *
+ * Ownership: fbf_bf_runs_create/_destroy; not thread-safe.
+ */
+#ifndef FBF_RUNS_H
+#define FBF_RUNS_H
+
+#include <stdint.h>
+
+#include "engine/profile.h"
+#include "policies/backfill_int.h"
+#include "policies/holes.h"
+
+typedef struct fbf_bf_runs fbf_bf_runs;
+
+/* NULL on allocation failure (the caller then searches the profile). */
+fbf_bf_runs *fbf_bf_runs_create(void);
+void fbf_bf_runs_destroy(fbf_bf_runs *r);
+
+/* A pass starts: every table is dropped; windows up to `reach` long, of
+ * at least min_res resources, matter. */
+void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res);
+
+/* free() grew on [x, y): the tables whose region meets it are dropped. */
+void fbf_bf_runs_rise(fbf_bf_runs *r, double x, double y);
+
+/* hs was normalised again: tables move to their hole's new index. */
+void fbf_bf_runs_remap(fbf_bf_runs *r, const fbf_bf_holes *hs);
+
+/* The longest run of free() >= res meeting hole i of hs, built on first
+ * use; INFINITY past the region's reach; 0 if none; -1 if the table could
+ * not be allocated (the caller searches the profile instead). */
+double fbf_bf_runs_longest(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,
+                           size_t i, double now, uint32_t res);
+
+#endif

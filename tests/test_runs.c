@@ -1,0 +1,222 @@
+/*
+ * test_runs: the per-hole run tables of conservative compression
+ * (policies/runs.c) against a brute-force scan of the profile, on random
+ * profiles, through growth that is reported, drops that are not, and
+ * holes that change.
+ *
+ * What compression relies on: a table never answers shorter than the
+ * longest run of free() >= r that really meets the hole (else a job that
+ * can move would be skipped), and, fresh, it answers exactly that
+ * whenever the run is shorter than the reach (else the test would be no
+ * sharper than no test at all).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/profile.h"
+#include "policies/runs.h"
+
+#define CAP 8
+#define MAX_SPANS 40
+
+typedef struct span {
+    double s, e;
+    uint32_t n;
+} span;
+
+static span spans[MAX_SPANS];
+static size_t nspans;
+static uint64_t rng = 0x7a3c9e11d2b4f805ull;
+
+static uint32_t rnd(uint32_t bound)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32) % bound;
+}
+
+static int64_t used_at(double u)
+{
+    int64_t acc = 0;
+    for (size_t i = 0; i < nspans; i++)
+        if (spans[i].s <= u && u < spans[i].e)
+            acc += spans[i].n;
+    return acc;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The longest maximal run of free() >= r on [now, inf) that meets [a, b]
+ * (closed: touching counts) or (a, b) (strict). */
+static double brute(double now, double a, double b, uint32_t r, bool closed)
+{
+    double cut[2 * MAX_SPANS + 1];
+    size_t m = 0;
+    cut[m++] = now;
+    for (size_t i = 0; i < nspans; i++) {
+        if (spans[i].s > now)
+            cut[m++] = spans[i].s;
+        if (spans[i].e > now && spans[i].e < INFINITY)
+            cut[m++] = spans[i].e;
+    }
+    qsort(cut, m, sizeof *cut, cmp_double);
+    double best = 0, start = NAN;
+    for (size_t i = 0; i <= m; i++) {
+        bool ok = i < m && CAP - used_at(cut[i]) >= (int64_t)r;
+        if (ok && isnan(start))
+            start = cut[i];
+        if (!ok && !isnan(start)) {
+            double end = i < m ? cut[i] : INFINITY;
+            bool meets = closed ? start <= b && end >= a : start < b && end > a;
+            if (meets && end - start > best)
+                best = end - start;
+            start = NAN;
+        }
+    }
+    return best;
+}
+
+static void check(fbf_bf_runs *t, const fbf_profile *p, const fbf_bf_holes *hs, double now,
+                  double reach, uint32_t min_res, bool fresh)
+{
+    for (size_t i = 0; i < hs->n; i++) {
+        for (uint32_t r = min_res; r <= CAP; r++) {
+            double got = fbf_bf_runs_longest(t, p, hs, i, now, r);
+            double strict = brute(now, hs->v[i].a, hs->v[i].b, r, false);
+            double closed = brute(now, hs->v[i].a, hs->v[i].b, r, true);
+            if (!(got >= strict))
+                fail_msg("hole [%g, %g) now %g r %u: %g shorter than the run %g",
+                         hs->v[i].a, hs->v[i].b, now, r, got, strict);
+            if (fresh && closed < reach && got != closed)
+                fail_msg("hole [%g, %g) now %g r %u reach %g: %g, want %g",
+                         hs->v[i].a, hs->v[i].b, now, r, reach, got, closed);
+        }
+    }
+}
+
+static void random_holes(fbf_bf_holes *hs, double now)
+{
+    hs->n = 0;
+    double t = now + rnd(6);
+    size_t k = 1 + rnd(4);
+    for (size_t i = 0; i < k; i++) {
+        double a = t, b = a + 1 + rnd(10);
+        hs->v[hs->n++] = (fbf_bf_hole){a, b, CAP};
+        t = b + 1 + rnd(8);
+    }
+}
+
+static void add_span(fbf_profile *p)
+{
+    span s = {(double)rnd(60), 0, 1 + rnd(CAP / 2)};
+    s.e = rnd(12) == 0 ? INFINITY : s.s + 1 + rnd(20);
+    assert_int_equal(fbf_profile_add(p, s.s, s.e, s.n), 0);
+    spans[nspans++] = s;
+}
+
+static void test_random_tables(void **state)
+{
+    (void)state;
+    fbf_bf_hole v[FBF_BF_MAX_HOLES];
+    fbf_bf_holes hs = {v, 0, FBF_BF_MAX_HOLES};
+    int exact_short = 0;
+    for (int round = 0; round < 400; round++) {
+        fbf_profile *p = fbf_profile_create(CAP);
+        fbf_bf_runs *t = fbf_bf_runs_create();
+        assert_non_null(p);
+        assert_non_null(t);
+        nspans = 0;
+        for (uint32_t k = 8 + rnd(24); k > 0; k--)
+            add_span(p);
+        double now = rnd(20), reach = 3 + rnd(30);
+        uint32_t min_res = 1 + rnd(3);
+        random_holes(&hs, now);
+        fbf_bf_runs_reset(t, reach, min_res);
+        fbf_bf_runs_remap(t, &hs);
+        check(t, p, &hs, now, reach, min_res, true);
+        if (brute(now, hs.v[0].a, hs.v[0].b, min_res, true) < reach)
+            exact_short++;
+        for (int step = 0; step < 12; step++) {
+            uint32_t what = rnd(4);
+            if (what == 0 && nspans < MAX_SPANS) {
+                add_span(p); /* a drop, not reported: tables may be long */
+            } else if (what == 1 && nspans > 0) {
+                size_t i = rnd((uint32_t)nspans);
+                assert_int_equal(fbf_profile_remove(p, spans[i].s, spans[i].e, spans[i].n), 0);
+                fbf_bf_runs_rise(t, spans[i].s, spans[i].e);
+                spans[i] = spans[--nspans];
+            } else if (what == 2) {
+                /* Keep the first hole, change the others. */
+                fbf_bf_hole first = hs.v[0];
+                random_holes(&hs, now);
+                if (hs.v[0].a > first.b) {
+                    memmove(&hs.v[1], &hs.v[0], hs.n * sizeof *hs.v);
+                    hs.v[0] = first;
+                    hs.n++;
+                }
+                fbf_bf_runs_remap(t, &hs);
+            }
+            check(t, p, &hs, now, reach, min_res, false);
+        }
+        /* A new pass: exact again. */
+        fbf_bf_runs_reset(t, reach, min_res);
+        check(t, p, &hs, now, reach, min_res, true);
+        fbf_bf_runs_destroy(t);
+        fbf_profile_destroy(p);
+    }
+    /* The exact branch must really have been exercised. */
+    assert_true(exact_short > 40);
+}
+
+/* A hand-made case: free() is 4 on [0, 10), 2 on [10, 14), 0 on [14, 15),
+ * 8 afterwards; one hole [5, 12). */
+static void test_worked_example(void **state)
+{
+    (void)state;
+    fbf_profile *p = fbf_profile_create(CAP);
+    fbf_bf_runs *t = fbf_bf_runs_create();
+    assert_int_equal(fbf_profile_add(p, 0, 10, 4), 0);
+    assert_int_equal(fbf_profile_add(p, 10, 14, 6), 0);
+    assert_int_equal(fbf_profile_add(p, 14, 15, 8), 0);
+    fbf_bf_hole v[1] = {{5, 12, CAP}};
+    fbf_bf_holes hs = {v, 1, 1};
+    fbf_bf_runs_reset(t, 100, 1);
+    fbf_bf_runs_remap(t, &hs);
+    assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 0, 1) == 14); /* [0, 14) */
+    assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 0, 3) == 10); /* [0, 10) */
+    assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 0, 5) == 0);
+    /* From now = 3 the runs start at 3. */
+    fbf_bf_runs_reset(t, 100, 1);
+    assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 3, 1) == 11);
+    /* The job at [14, 15) leaves: the run of free() >= 1 now goes on for
+     * ever, which the table learns only through the report. */
+    assert_int_equal(fbf_profile_remove(p, 14, 15, 8), 0);
+    fbf_bf_runs_rise(t, 14, 15);
+    assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 3, 1) == INFINITY);
+    assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 3, 3) == 7);
+    fbf_bf_runs_destroy(t);
+    fbf_profile_destroy(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_worked_example),
+        cmocka_unit_test(test_random_tables),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
