@@ -309,9 +309,10 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_bf
     const fbf_job *j = fbf_sched_job(s, h);
     double old = j->rsv;
     *freed = (fbf_bf_hole){0, 0, 0};
+    uint64_t unfit = fast ? fbf_bf_holes_unfit(b, now, j) : 0;
     if (fbf_policy_release(b->p, old, j) < 0)
         return fbf_errorf(err, -EPROTO, "conservative: reservation of job %s lost", j->id);
-    double t = fast ? fbf_bf_earliest_near_holes(b, now, j, old)
+    double t = fast ? fbf_bf_earliest_near_holes(b, now, j, old, unfit)
                     : fbf_profile_earliest(b->p, now, j->res, j->walltime);
     if (t > old && old >= now)
         return fbf_errorf(err, -EPROTO,
@@ -338,7 +339,7 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_bf
             if (fbf_bf_holes_push(&b->holes, a, end, mf) < 0 ||
                 fbf_bf_holes_push(&b->pending, a, end, 0) < 0)
                 return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
-            fbf_bf_holes_normalize(b, &b->holes, now, 1);
+            fbf_bf_holes_normalize(b, &b->holes, now, 1, true);
             if (b->runs)
                 fbf_bf_runs_remap(b->runs, &b->holes);
         }
@@ -518,7 +519,7 @@ int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
         b->holes = b->pending; /* the previous pass's and this message's releases */
         b->pending = t;
         b->pending.n = 0;
-        fbf_bf_holes_normalize(b, &b->holes, now, fbf_qindex_all(b->qi).min_res);
+        fbf_bf_holes_normalize(b, &b->holes, now, fbf_qindex_all(b->qi).min_res, false);
         if (!b->runs && !b->runs_failed && !(b->runs = fbf_bf_runs_create()))
             b->runs_failed = true;
         if (b->runs) {

@@ -77,13 +77,20 @@ static int hole_cmp(const void *x, const void *y)
 
 /* Sorts, clips to now, merges overlapping ranges, bounds free() over each
  * (mf), drops those where no indexed job could fit, and caps the count by
- * merging the closest neighbours (a wider range is still a superset). */
-void fbf_bf_holes_normalize(fbf_backfill *b, fbf_bf_holes *hs, double now, uint32_t min_res)
+ * merging the closest neighbours (a wider range is still a superset).
+ * With keep_mf, the holes' mf are trusted as bounds (the caller pushed
+ * exact ones, and free() has grown nowhere else since): a merge of
+ * overlapping holes takes the larger, and only a merge across a gap is
+ * measured again. */
+void fbf_bf_holes_normalize(fbf_backfill *b, fbf_bf_holes *hs, double now, uint32_t min_res,
+                            bool keep_mf)
 {
     size_t k = 0;
     for (size_t i = 0; i < hs->n; i++) {
         fbf_bf_hole h = hs->v[i];
         h.a = h.a > now ? h.a : now;
+        if (!keep_mf)
+            h.mf = -1;
         if (h.b > h.a)
             hs->v[k++] = h;
     }
@@ -93,8 +100,10 @@ void fbf_bf_holes_normalize(fbf_backfill *b, fbf_bf_holes *hs, double now, uint3
     k = 0;
     for (size_t i = 0; i < hs->n; i++) {
         if (k && hs->v[i].a <= hs->v[k - 1].b) {
-            if (hs->v[i].b > hs->v[k - 1].b)
-                hs->v[k - 1].b = hs->v[i].b;
+            fbf_bf_hole *p = &hs->v[k - 1];
+            if (hs->v[i].b > p->b)
+                p->b = hs->v[i].b;
+            p->mf = p->mf < 0 || hs->v[i].mf < 0 ? -1 : p->mf > hs->v[i].mf ? p->mf : hs->v[i].mf;
         } else {
             hs->v[k++] = hs->v[i];
         }
@@ -106,12 +115,14 @@ void fbf_bf_holes_normalize(fbf_backfill *b, fbf_bf_holes *hs, double now, uint3
             if (hs->v[i].a - hs->v[i - 1].b < hs->v[best].a - hs->v[best - 1].b)
                 best = i;
         hs->v[best - 1].b = hs->v[best].b;
+        hs->v[best - 1].mf = -1;
         memmove(&hs->v[best], &hs->v[best + 1], (hs->n - best - 1) * sizeof *hs->v);
         hs->n--;
     }
     k = 0;
     for (size_t i = 0; i < hs->n; i++) {
-        hs->v[i].mf = fbf_profile_max_free(b->p, hs->v[i].a, hs->v[i].b);
+        if (hs->v[i].mf < 0)
+            hs->v[i].mf = fbf_profile_max_free(b->p, hs->v[i].a, hs->v[i].b);
         if (hs->v[i].mf >= (int64_t)min_res)
             hs->v[k++] = hs->v[i];
     }
@@ -226,9 +237,29 @@ bool fbf_bf_may_move(void *arg, const fbf_qagg *g)
     return false;
 }
 
+uint64_t fbf_bf_holes_unfit(fbf_backfill *b, double now, const fbf_job *j)
+{
+    uint64_t out = 0;
+    double old = j->rsv, w = j->walltime;
+    if (!b->runs || old < now)
+        return 0;
+    for (size_t i = 0; i < b->holes.n && i < 64; i++) {
+        const fbf_bf_hole *h = &b->holes.v[i];
+        /* Only windows that end before old: J's own span is not in them. */
+        if (!(h->b <= old - w))
+            break;
+        double run = fbf_bf_runs_longest(b->runs, b->p, &b->holes, i, now, j->res);
+        if (run >= 0 && run < w - 1e-9 * (fabs(h->b) + w))
+            out |= 1ull << i;
+    }
+    return out;
+}
+
 /* The plain earliest(J) (J's span out of the profile), searched only where
- * the top comment says a fit below old can be. */
-double fbf_bf_earliest_near_holes(fbf_backfill *b, double now, const fbf_job *j, double old)
+ * the top comment says a fit below old can be, and not in the holes of
+ * `unfit`. */
+double fbf_bf_earliest_near_holes(fbf_backfill *b, double now, const fbf_job *j, double old,
+                                  uint64_t unfit)
 {
     if (old < now)
         return fbf_profile_earliest(b->p, now, j->res, j->walltime);
@@ -237,6 +268,8 @@ double fbf_bf_earliest_near_holes(fbf_backfill *b, double now, const fbf_job *j,
         const fbf_bf_hole *h = &b->holes.v[i];
         if (!(h->a < t))
             break;
+        if (i < 64 && (unfit >> i & 1))
+            continue;
         double from = window_from(b->p, now, h->a, j->walltime);
         double stop = fmin(h->b, t);
         double u = fbf_profile_earliest_before(b->p, from, j->res, j->walltime, stop);
