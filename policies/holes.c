@@ -159,35 +159,46 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
 {
     const fbf_profile *p = c->b->p;
     const fbf_bf_hole *h = &c->hs->v[i];
-    double stop = fmin(h->b, g->max_rsv), l = 0;
-    if (g->min_rsv > h->b) {
-        /* When min rsv - b >= min wall, a window of the second kind holds
-         * one of the first: no need to test it. */
-        if (g->min_rsv - h->b < g->min_wall) {
-            c->work++;
-            if (fbf_profile_min_free(p, h->b, (g->min_rsv - h->b) * (1 - 1e-9)) >= g->min_res)
-                return true;
-        }
-    } else if (*before_rsv < 0) {
-        /* min rsv <= b: a window of the second kind has free >= r just
-         * before its R, in [the breakpoint before min rsv, max rsv): the
-         * same for every hole, so tested once per subtree. */
-        double k = fbf_profile_key_floor(p, nextafter(g->min_rsv, -INFINITY));
+    double stop = fmin(h->b, g->max_rsv), l = g->min_wall * (1 - 1e-9);
+    /* Over the pass's own holes, the hole's run table (policies/runs.c)
+     * bounds both kinds. A window that fits lies in a run of free() >=
+     * min res meeting the hole: for the first kind, one at least l long
+     * (the slack covers the rounding of the run's length); for the
+     * second, [t, R) with R >= min rsv, so one that ends at min rsv or
+     * later (ends are breakpoints: compared exactly). */
+    fbf_bf_run_info ri = {INFINITY, INFINITY};
+    bool table = c->hs == &c->b->holes && c->b->runs &&
+                 fbf_bf_runs_query(c->b->runs, p, c->hs, i, c->now, g->min_res, &ri) == 0;
+    if (table)
         c->work++;
-        *before_rsv = fbf_profile_max_free(p, k > c->now ? k : c->now, g->max_rsv) >= g->min_res;
-    }
-    if (*before_rsv > 0 && !(g->min_rsv > h->b))
-        return true;
-    l = g->min_wall * (1 - 1e-9);
-    /* Over the pass's own holes, a window of the first kind that fits lies
-     * in a run of free() >= min res meeting the hole, at least l long
-     * (the slack covers the rounding of the run's length). */
-    if (c->hs == &c->b->holes && c->b->runs && !(g->max_rsv < h->b)) {
-        double run = fbf_bf_runs_longest(c->b->runs, p, c->hs, i, c->now, g->min_res);
-        if (run >= 0) {
+    if (ri.latest_end >= g->min_rsv) {
+        if (g->min_rsv > h->b) {
+            /* When min rsv - b >= min wall, a window of the second kind
+             * holds one of the first: no need to test it. */
+            if (g->min_rsv - h->b < g->min_wall) {
+                c->work++;
+                if (fbf_profile_min_free(p, h->b, (g->min_rsv - h->b) * (1 - 1e-9)) >= g->min_res)
+                    return true;
+            }
+        } else if (*before_rsv < 0) {
+            /* min rsv <= b: a window of the second kind has free >= r just
+             * before its R, in [the breakpoint before min rsv, max rsv):
+             * the same for every hole, so tested once per subtree. */
+            double k = fbf_profile_key_floor(p, nextafter(g->min_rsv, -INFINITY));
             c->work++;
-            return run >= l - 1e-9 * (fabs(h->b) + l);
+            *before_rsv =
+                fbf_profile_max_free(p, k > c->now ? k : c->now, g->max_rsv) >= g->min_res;
         }
+        if (*before_rsv > 0 && !(g->min_rsv > h->b))
+            return true;
+    }
+    if (table) {
+        if (ri.longest < l - 1e-9 * (fabs(h->b) + l))
+            return false;
+        /* The run may start too late for a window that must start before
+         * max rsv: only then is the profile searched. */
+        if (!(g->max_rsv < h->b))
+            return true;
     }
     /* The first kind is monotone in l (a longer window that fits holds a
      * shorter one that fits, shifted to reach a): memoised per hole for

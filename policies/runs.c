@@ -33,7 +33,7 @@
 
 typedef struct stair {
     int64_t h;
-    double w;
+    double w, e; /* widest run, latest end, among runs at levels >= h */
 } stair;
 
 typedef struct bar {
@@ -153,8 +153,9 @@ static void emit(sweep *w, int64_t h, double s, double e)
         r->rect = v;
         r->rect_cap = cap;
     }
-    bool cut = (w->cut_lo && s <= w->lo) || (w->cut_hi && e >= w->hi);
-    r->rect[r->rect_n++] = (stair){h, cut ? INFINITY : e - s};
+    bool cut_hi = w->cut_hi && e >= w->hi;
+    bool cut = (w->cut_lo && s <= w->lo) || cut_hi;
+    r->rect[r->rect_n++] = (stair){h, cut ? INFINITY : e - s, cut_hi ? INFINITY : e};
 }
 
 /* The segment [x, end) at level f: pops the higher levels it ends. */
@@ -228,14 +229,18 @@ static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
         return false;
     qsort(r->rect, r->rect_n, sizeof *r->rect, by_level_desc);
     size_t n = 0;
-    double best = -1;
+    double best = -1, last = -INFINITY;
     for (size_t i = 0; i < r->rect_n; i++) {
-        if (!(r->rect[i].w > best))
+        stair x = r->rect[i];
+        x.w = fmax(x.w, best);
+        x.e = fmax(x.e, last);
+        if (!(x.w > best || x.e > last))
             continue;
-        best = r->rect[i].w;
-        if (n && r->rect[n - 1].h == r->rect[i].h)
-            n--; /* same level, wider: replaces the step */
-        r->rect[n++] = r->rect[i];
+        best = x.w;
+        last = x.e;
+        if (n && r->rect[n - 1].h == x.h)
+            n--; /* same level: the later step holds both maxima */
+        r->rect[n++] = x;
     }
     if (n > t->cap) {
         stair *v = realloc(t->v, n * sizeof *v);
@@ -251,8 +256,8 @@ static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
     return true;
 }
 
-double fbf_bf_runs_longest(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,
-                           size_t i, double now, uint32_t res)
+int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs, size_t i,
+                      double now, uint32_t res, fbf_bf_run_info *out)
 {
     if (i >= r->n || i >= hs->n)
         return -1;
@@ -265,7 +270,7 @@ double fbf_bf_runs_longest(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_ho
             return -1;
         }
     }
-    /* Levels decrease, widths increase: the last step at level >= res. */
+    /* Levels decrease, maxima increase: the last step at level >= res. */
     size_t lo = 0, hi = t->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -274,5 +279,14 @@ double fbf_bf_runs_longest(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_ho
         else
             hi = mid;
     }
-    return lo ? t->v[lo - 1].w : 0;
+    *out = lo ? (fbf_bf_run_info){t->v[lo - 1].w, t->v[lo - 1].e}
+              : (fbf_bf_run_info){0, -INFINITY};
+    return 0;
+}
+
+double fbf_bf_runs_longest(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,
+                           size_t i, double now, uint32_t res)
+{
+    fbf_bf_run_info x;
+    return fbf_bf_runs_query(r, p, hs, i, now, res, &x) < 0 ? -1 : x.longest;
 }

@@ -41,9 +41,18 @@ void fbf_bf_runs_rise(fbf_bf_runs *r, double x, double y);
 /* hs was normalised again: tables move to their hole's new index. */
 void fbf_bf_runs_remap(fbf_bf_runs *r, const fbf_bf_holes *hs);
 
-/* The longest run of free() >= res meeting hole i of hs, built on first
- * use; INFINITY past the region's reach; 0 if none; -1 if the table could
- * not be allocated (the caller searches the profile instead). */
+/* Over the runs of free() >= res that meet hole i: the longest (INFINITY
+ * past the region's reach, 0 if none) and the latest end (INFINITY past
+ * the region's reach, -INFINITY if none). */
+typedef struct fbf_bf_run_info {
+    double longest, latest_end;
+} fbf_bf_run_info;
+
+/* Fills *out from hole i's table, built on first use: 0, or -1 if the
+ * table could not be allocated (the caller searches the profile instead). */
+int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs, size_t i,
+                      double now, uint32_t res, fbf_bf_run_info *out);
+/* Its longest, or -1 as above. */
 double fbf_bf_runs_longest(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,
                            size_t i, double now, uint32_t res);
 

@@ -61,8 +61,9 @@ static int cmp_double(const void *x, const void *y)
 }
 
 /* The longest maximal run of free() >= r on [now, inf) that meets [a, b]
- * (closed: touching counts) or (a, b) (strict). */
-static double brute(double now, double a, double b, uint32_t r, bool closed)
+ * (closed: touching counts) or (a, b) (strict); *end gets the latest end
+ * of such a run (-INFINITY if none). */
+static double brute_end(double now, double a, double b, uint32_t r, bool closed, double *end_out)
 {
     double cut[2 * MAX_SPANS + 1];
     size_t m = 0;
@@ -74,7 +75,7 @@ static double brute(double now, double a, double b, uint32_t r, bool closed)
             cut[m++] = spans[i].e;
     }
     qsort(cut, m, sizeof *cut, cmp_double);
-    double best = 0, start = NAN;
+    double best = 0, start = NAN, last = -INFINITY;
     for (size_t i = 0; i <= m; i++) {
         bool ok = i < m && CAP - used_at(cut[i]) >= (int64_t)r;
         if (ok && isnan(start))
@@ -84,10 +85,19 @@ static double brute(double now, double a, double b, uint32_t r, bool closed)
             bool meets = closed ? start <= b && end >= a : start < b && end > a;
             if (meets && end - start > best)
                 best = end - start;
+            if (meets && end > last)
+                last = end;
             start = NAN;
         }
     }
+    *end_out = last;
     return best;
+}
+
+static double brute(double now, double a, double b, uint32_t r, bool closed)
+{
+    double end;
+    return brute_end(now, a, b, r, closed, &end);
 }
 
 static void check(fbf_bf_runs *t, const fbf_profile *p, const fbf_bf_holes *hs, double now,
@@ -95,15 +105,24 @@ static void check(fbf_bf_runs *t, const fbf_profile *p, const fbf_bf_holes *hs, 
 {
     for (size_t i = 0; i < hs->n; i++) {
         for (uint32_t r = min_res; r <= CAP; r++) {
-            double got = fbf_bf_runs_longest(t, p, hs, i, now, r);
-            double strict = brute(now, hs->v[i].a, hs->v[i].b, r, false);
-            double closed = brute(now, hs->v[i].a, hs->v[i].b, r, true);
+            fbf_bf_run_info ri;
+            assert_int_equal(fbf_bf_runs_query(t, p, hs, i, now, r, &ri), 0);
+            double got = ri.longest, end_strict, end_closed;
+            double strict = brute_end(now, hs->v[i].a, hs->v[i].b, r, false, &end_strict);
+            double closed = brute_end(now, hs->v[i].a, hs->v[i].b, r, true, &end_closed);
+            assert_true(fbf_bf_runs_longest(t, p, hs, i, now, r) == got);
             if (!(got >= strict))
                 fail_msg("hole [%g, %g) now %g r %u: %g shorter than the run %g",
                          hs->v[i].a, hs->v[i].b, now, r, got, strict);
+            if (!(ri.latest_end >= end_strict))
+                fail_msg("hole [%g, %g) now %g r %u: end %g before the run's %g",
+                         hs->v[i].a, hs->v[i].b, now, r, ri.latest_end, end_strict);
             if (fresh && closed < reach && got != closed)
                 fail_msg("hole [%g, %g) now %g r %u reach %g: %g, want %g",
                          hs->v[i].a, hs->v[i].b, now, r, reach, got, closed);
+            if (fresh && end_closed < hs->v[i].b + reach && ri.latest_end != end_closed)
+                fail_msg("hole [%g, %g) now %g r %u reach %g: end %g, want %g",
+                         hs->v[i].a, hs->v[i].b, now, r, reach, ri.latest_end, end_closed);
         }
     }
 }
