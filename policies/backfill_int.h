@@ -81,6 +81,7 @@ typedef struct fbf_backfill {
     double max_wall;      /* the longest walltime ever indexed in qi */
     fbf_bf_skip skip[FBF_BF_SKIP_MAX];
     size_t skip_n;
+    double *corner;   /* persistent: corner facts of a batch (conservative.c) */
     uint32_t floor_h; /* the smallest job searched for (floor_d 0: none yet) */
     double floor_d;
 } fbf_backfill;

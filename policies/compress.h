@@ -1,6 +1,7 @@
 /*
  * compress: test hooks of conservative backfilling's compression pass
- * (policies/compress.c). Not thread-safe: set before creating engines.
+ * (policies/compress.c) and arrivals (policies/conservative.c). Not
+ * thread-safe: set before creating engines.
  */
 #ifndef FBF_COMPRESS_H
 #define FBF_COMPRESS_H
@@ -19,5 +20,10 @@ void fbf_backfill_set_compress_tuning(size_t budget, bool always_sizes, bool no_
 /* Passes run over the per-size trees so far, and how many of them spent
  * their budget and finished over the single tree. */
 void fbf_backfill_compress_stats(unsigned long *sized, unsigned long *fell_back);
+
+/* Tests only. The smallest batch of arrivals placed with corner facts
+ * (conservative.c); 0 restores the default. The decisions are the same
+ * whatever it is. Returns the batches placed with them so far. */
+unsigned long fbf_backfill_set_corner_batch(size_t min_batch);
 
 #endif

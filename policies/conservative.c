@@ -14,11 +14,13 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policies/backfill_int.h"
 #include "policies/common.h"
+#include "policies/compress.h"
 
 int fbf_bf_heap_push(fbf_backfill *b, double t, fbf_job_h j)
 {
@@ -157,9 +159,10 @@ static void skip_learn(fbf_backfill *b, uint32_t h, double d, double lo, double 
  * there would make the breakpoint before it, or the fact's start, fit too,
  * as free() is flat in between. The answer teaches a new fact.
  */
-static double search_from_now(fbf_backfill *b, double now, uint32_t res, double walltime)
+static double search_from(fbf_backfill *b, double now, double from, uint32_t res,
+                          double walltime)
 {
-    double t = now, r;
+    double t = from, r;
     for (;;) {
         bool moved = true;
         double next = INFINITY;
@@ -188,6 +191,11 @@ static double search_from_now(fbf_backfill *b, double now, uint32_t res, double 
     return r;
 }
 
+static double search_from_now(fbf_backfill *b, double now, uint32_t res, double walltime)
+{
+    return search_from(b, now, now, res, walltime);
+}
+
 /*
  * A fact about the smallest job seen (least res, least walltime) applies
  * to every query; keeping it current after each search means a search
@@ -210,10 +218,60 @@ static double earliest_from_now(fbf_backfill *b, fbf_sched *s, uint32_t res, dou
     return r;
 }
 
+/*
+ * Corner facts, for a burst of arrivals. Within one batch of arrivals the
+ * profile only fills up, so "no window (r0, w0) starts in [now, x)" stays
+ * true, and holds for every job with res >= r0 and walltime >= w0. The
+ * corners are a grid of such (r0, w0), two per octave of each; a job
+ * first brings its corner's fact up to date (the corner's own earliest
+ * fit, searched from where the fact ended: each corner walks the schedule
+ * once per batch), then searches from there. In a packed schedule this
+ * replaces a walk over every short gap since now by a walk from a nearby
+ * corner's fit. The grid is forgotten between batches (completions free
+ * capacity).
+ */
+#define CORNER_RES 64   /* res in [1, 2^32) */
+#define CORNER_WALL 128 /* walltimes in [1, 2^64) */
+#define CORNER_MIN_BATCH 256
+
+static size_t corner_min_batch = CORNER_MIN_BATCH;
+static atomic_ulong corner_batches;
+
+unsigned long fbf_backfill_set_corner_batch(size_t min_batch)
+{
+    corner_min_batch = min_batch ? min_batch : CORNER_MIN_BATCH;
+    return atomic_load(&corner_batches);
+}
+
+/* The corner below x >= 1: 2^k or 3 * 2^(k-1), and its index. */
+static size_t corner_of(double x, double *base)
+{
+    int k = ilogb(x);
+    double p = ldexp(1.0, k);
+    if (k > 0 && x >= 1.5 * p) {
+        *base = 1.5 * p;
+        return 2 * (size_t)k + 1;
+    }
+    *base = p;
+    return 2 * (size_t)k;
+}
+
+static double earliest_in_batch(fbf_backfill *b, fbf_sched *s, uint32_t res, double walltime)
+{
+    double now = fbf_sched_now(s);
+    if (!b->corner || !(walltime >= 1) || !(walltime < 0x1p63))
+        return earliest_from_now(b, s, res, walltime);
+    double r0, w0;
+    size_t ri = corner_of((double)res, &r0), wi = corner_of(walltime, &w0);
+    double *c = &b->corner[ri * CORNER_WALL + wi];
+    *c = search_from(b, now, *c > now ? *c : now, (uint32_t)r0, w0);
+    return search_from(b, now, *c, res, walltime);
+}
+
 static int place(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
 {
     const fbf_job *j = fbf_sched_job(s, h);
-    double t = earliest_from_now(b, s, j->res, j->walltime);
+    double t = earliest_in_batch(b, s, j->res, j->walltime);
     if (fbf_policy_hold(b->p, t, j) < 0 || fbf_bf_heap_push(b, t, h) < 0)
         return -ENOMEM;
     fbf_sched_set_rsv(s, h, t);
@@ -280,6 +338,18 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
     }
     if (sort_queue_order(b, s, &b->arrivals) < 0)
         return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
+    bool corners = b->fast && b->arrivals.n >= corner_min_batch;
+    if (corners && !b->corner)
+        b->corner = malloc(CORNER_RES * CORNER_WALL * sizeof *b->corner);
+    corners = corners && b->corner;
+    if (corners) {
+        for (size_t i = 0; i < CORNER_RES * CORNER_WALL; i++)
+            b->corner[i] = -INFINITY;
+        atomic_fetch_add(&corner_batches, 1);
+    }
+    double *keep = b->corner;
+    if (!corners)
+        b->corner = NULL;
     for (size_t i = 0; i < b->arrivals.n; i++) {
         fbf_job_h h = b->arrivals.v[i];
         const fbf_job *j = fbf_sched_job(s, h);
@@ -289,10 +359,13 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
             b->zero_waiting++;
             continue;
         }
-        if (place(b, s, h) < 0)
+        if (place(b, s, h) < 0) {
+            b->corner = keep;
             return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
+        }
         b->live_rsv++;
     }
+    b->corner = keep;
 
     /* (c) due reservations, in queue order. */
     b->tmp.n = 0;
@@ -363,6 +436,7 @@ void fbf_backfill_fini_persistent(fbf_backfill *b)
     fbf_bf_index_fini(b);
     fbf_qindex_destroy(b->qi);
     free(b->heap);
+    free(b->corner);
     free(b->sorted);
     free(b->pending.v);
     free(b->holes.v);

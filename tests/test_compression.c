@@ -10,7 +10,8 @@
  * (policies/compress.h): as configured by default; over the per-size
  * trees in every pass (memo on or off); and over the per-size trees with
  * a tiny work budget, so that passes hand over to the single tree at
- * arbitrary points. The plain loops are themselves checked against the
+ * arbitrary points. The per-size variant also places every batch of
+ * arrivals, however small, with the corner facts of a burst. The plain loops are themselves checked against the
  * brute-force reference in test_policies.
  */
 #include <setjmp.h>
@@ -144,6 +145,7 @@ static void test_indexed_equals_plain(void **state)
     size_t total = 0, checks = 0;
     unsigned long sized0, fell0, sized1, fell1, sized2, fell2;
     unsigned long forced_sized = 0, forced_fell = 0, tiny_sized = 0, tiny_fell = 0;
+    unsigned long corner_batches = 0;
     for (uint64_t seed = 1; seed <= NB_WORKLOADS; seed++) {
         size_t n = workload(seed, jobs, ids, &nb);
         total += n;
@@ -157,9 +159,12 @@ static void test_indexed_equals_plain(void **state)
 
         fbf_backfill_compress_stats(&sized0, &fell0);
         fbf_backfill_set_compress_tuning(0, true, seed % 2 == 0);
+        /* Corner facts for every batch of arrivals, however small. */
+        unsigned long corner0 = fbf_backfill_set_corner_batch(1);
         check_indexed(seed, seed % 2 ? "per-size trees" : "per-size trees, no memo", workers,
                       ids, nb, jobs, n, want, &pt, &pl);
         fbf_backfill_compress_stats(&sized1, &fell1);
+        corner_batches += fbf_backfill_set_corner_batch(0) - corner0;
         fbf_backfill_set_compress_tuning(1 + (size_t)(seed * 37 % 400), true, false);
         check_indexed(seed, "per-size trees, tiny budget", workers, ids, nb, jobs, n, want, &pt,
                       &pl);
@@ -173,12 +178,15 @@ static void test_indexed_equals_plain(void **state)
     }
     fprintf(stderr,
             "indexed vs plain: %d workloads, %zu jobs, %zu reservations compared; per-size "
-            "passes %lu (%lu fell back), with a tiny budget %lu (%lu fell back)\n",
-            NB_WORKLOADS, total, checks, forced_sized, forced_fell, tiny_sized, tiny_fell);
+            "passes %lu (%lu fell back), with a tiny budget %lu (%lu fell back); %lu batches "
+            "of arrivals placed with corner facts\n",
+            NB_WORKLOADS, total, checks, forced_sized, forced_fell, tiny_sized, tiny_fell,
+            corner_batches);
     /* The variants must have run what they are meant to test: passes
      * done entirely over the per-size trees, and hand-overs. */
     assert_true(forced_sized - forced_fell > 1000);
     assert_true(tiny_fell > tiny_sized / 2);
+    assert_true(corner_batches > 1000);
 }
 
 int main(void)
