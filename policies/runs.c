@@ -15,14 +15,17 @@
  * levels (the classic "largest rectangle under a histogram"): every
  * maximal run of free() >= h, for the h that is its minimum, is popped
  * once as a rectangle (h, start, end). Keeping those that meet [a, b]
- * and, for each h, the widest, gives after a sort a staircase (levels
- * decreasing, widths increasing); the longest run for r is the last step
- * whose level is >= r. A run of free() >= r that meets the hole lies in
- * such a rectangle (the one of its own minimum), so nothing is missed.
- * O(K log K) per table, K the breakpoints of the region.
+ * and sorting them by level gives a staircase (levels decreasing; the
+ * widest run and the latest end so far increasing); the answer for r is
+ * the last step whose level is >= r. A run of free() >= r that meets the
+ * hole lies in such a rectangle (the one of its own minimum), so nothing
+ * is missed. The region stops where free() drops below the smallest res
+ * of any reserved job (no run that matters crosses such a step), or at
+ * the reach, where runs count as unbounded. O(K log K) per table, K the
+ * breakpoints of the region.
  *
  * Invariants: t[i] belongs to the hole with bounds (t[i].a, t[i].b), and
- * is valid only while no reported growth met its region.
+ * is valid only while no reported growth met its region [lo, hi].
  */
 #include "policies/runs.h"
 
