@@ -99,6 +99,13 @@ struct fbf_bf_sizes {
 };
 
 static size_t budget_override;
+static unsigned runs_share = FBF_RUNS_SPAN_SHARE;
+
+void fbf_backfill_set_runs_share(unsigned span_share)
+{
+    runs_share = span_share;
+}
+
 static bool force_sizes, memo_off;
 static atomic_ulong sized_passes, fallbacks;
 
@@ -523,7 +530,7 @@ int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
         if (!b->runs && !b->runs_failed && !(b->runs = fbf_bf_runs_create()))
             b->runs_failed = true;
         if (b->runs) {
-            fbf_bf_runs_reset(b->runs, b->max_wall, fbf_qindex_all(b->qi).min_res);
+            fbf_bf_runs_reset(b->runs, b->max_wall, fbf_qindex_all(b->qi).min_res, runs_share);
             fbf_bf_runs_remap(b->runs, &b->holes);
         }
         rc = use_sizes(b) ? compress_sizes(b, s, err) : compress_all(b, s, FBF_JOB_NONE, err);

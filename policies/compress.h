@@ -21,6 +21,10 @@ void fbf_backfill_set_compress_tuning(size_t budget, bool always_sizes, bool no_
  * their budget and finished over the single tree. */
 void fbf_backfill_compress_stats(unsigned long *sized, unsigned long *fell_back);
 
+/* Tests only. span_share for the run tables (policies/runs.h): 0 builds
+ * every table, however wide; FBF_RUNS_SPAN_SHARE is the default. */
+void fbf_backfill_set_runs_share(unsigned span_share);
+
 /* Tests only. The smallest batch of arrivals placed with corner facts
  * (conservative.c); 0 restores the default. The decisions are the same
  * whatever it is. Returns the batches placed with them so far. */

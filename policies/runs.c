@@ -47,6 +47,7 @@ typedef struct bar {
 typedef struct table {
     double a, b, lo, hi;
     bool valid;
+    bool wide; /* valid, but over too wide a region to build: searches */
     stair *v;
     size_t n, cap;
 } table;
@@ -60,7 +61,13 @@ struct fbf_bf_runs {
     size_t stk_cap;
     stair *rect;
     size_t rect_n, rect_cap;
+    int64_t rect_top; /* the highest level among them */
+    double horizon; /* this pass: the last breakpoint */
+    unsigned span_share; /* see fbf_bf_runs_reset */
+    stair *lv; /* per level, for staircase(); .h flags a used slot */
 };
+
+#define FBF_RUNS_LEVEL_SLOTS 65536
 
 fbf_bf_runs *fbf_bf_runs_create(void)
 {
@@ -75,15 +82,18 @@ void fbf_bf_runs_destroy(fbf_bf_runs *r)
         free(r->t[i].v);
     free(r->stk);
     free(r->rect);
+    free(r->lv);
     free(r);
 }
 
-void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res)
+void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res, unsigned span_share)
 {
+    r->span_share = span_share;
     for (size_t i = 0; i < r->n; i++)
         r->t[i].valid = false;
     r->reach = reach > 0 ? reach : 0;
     r->min_res = min_res > 0 ? min_res : 1;
+    r->horizon = -INFINITY;
 }
 
 void fbf_bf_runs_rise(fbf_bf_runs *r, double x, double y)
@@ -97,12 +107,14 @@ void fbf_bf_runs_rise(fbf_bf_runs *r, double x, double y)
 
 void fbf_bf_runs_remap(fbf_bf_runs *r, const fbf_bf_holes *hs)
 {
-    table old[FBF_BF_MAX_HOLES + 1];
-    bool taken[FBF_BF_MAX_HOLES + 1] = {false};
-    size_t m = hs->n < FBF_BF_MAX_HOLES + 1 ? hs->n : FBF_BF_MAX_HOLES + 1;
-    size_t n = r->n;
-    memcpy(old, r->t, sizeof old);
-    memset(r->t, 0, sizeof r->t);
+    enum { N = FBF_BF_MAX_HOLES + 1 };
+    size_t m = hs->n < N ? hs->n : N, n = r->n;
+    size_t span = m > n ? m : n; /* slots past both keep spare buffers as they are */
+    table old[N];
+    bool taken[N] = {false};
+    memcpy(old, r->t, span * sizeof *old);
+    for (size_t i = 0; i < span; i++)
+        r->t[i].valid = false, r->t[i].v = NULL, r->t[i].cap = 0;
     /* Both lists are sorted by start: match unchanged holes in one pass. */
     for (size_t i = 0, j = 0; i < m; i++) {
         while (j < n && old[j].a < hs->v[i].a)
@@ -112,21 +124,18 @@ void fbf_bf_runs_remap(fbf_bf_runs *r, const fbf_bf_holes *hs)
             taken[j] = true;
         }
     }
-    /* The other buffers go to the new holes, or back to the system. */
+    /* The other buffers go to the other slots, for the next builds. */
     size_t k = 0;
-    for (size_t i = 0; i < m; i++) {
+    for (size_t i = 0; i < span; i++) {
         if (r->t[i].valid)
             continue;
-        while (k < FBF_BF_MAX_HOLES + 1 && (taken[k] || !old[k].v))
+        while (k < span && (taken[k] || !old[k].v))
             k++;
-        if (k < FBF_BF_MAX_HOLES + 1) {
-            r->t[i] = (table){.v = old[k].v, .cap = old[k].cap};
-            taken[k] = true;
-        }
+        if (k == span)
+            break;
+        r->t[i] = (table){.v = old[k].v, .cap = old[k].cap};
+        taken[k] = true;
     }
-    for (size_t j = 0; j < FBF_BF_MAX_HOLES + 1; j++)
-        if (!taken[j])
-            free(old[j].v);
     r->n = m;
 }
 
@@ -159,6 +168,7 @@ static void emit(sweep *w, int64_t h, double s, double e)
     bool cut_hi = w->cut_hi && e >= w->hi;
     bool cut = (w->cut_lo && s <= w->lo) || cut_hi;
     r->rect[r->rect_n++] = (stair){h, cut ? INFINITY : e - s, cut_hi ? INFINITY : e};
+    r->rect_top = h > r->rect_top ? h : r->rect_top;
 }
 
 /* The segment [x, end) at level f: pops the higher levels it ends. */
@@ -201,6 +211,62 @@ static int by_level_desc(const void *x, const void *y)
     return a->h > b->h ? -1 : a->h < b->h;
 }
 
+/* Turns the rectangles into the staircase, in place; returns its steps.
+ * Levels are free() values in [1, capacity]: when the capacity is small
+ * enough, one slot per level replaces the sort (which dominated the
+ * build on short queues). */
+static size_t staircase(fbf_bf_runs *r, int64_t cap)
+{
+    size_t n = 0;
+    double best = -1, last = -INFINITY;
+    if (r->rect_top <= cap && cap <= FBF_RUNS_LEVEL_SLOTS && (r->lv || (r->lv = calloc(FBF_RUNS_LEVEL_SLOTS + 1,
+                                                                 sizeof *r->lv)))) {
+        int64_t top = 0, bottom = cap;
+        for (size_t i = 0; i < r->rect_n; i++) {
+            stair x = r->rect[i];
+            stair *l = &r->lv[x.h];
+            if (!l->h) {
+                *l = (stair){1, x.w, x.e};
+            } else {
+                l->w = fmax(l->w, x.w);
+                l->e = fmax(l->e, x.e);
+            }
+            top = x.h > top ? x.h : top;
+            bottom = x.h < bottom ? x.h : bottom;
+        }
+        for (int64_t h = top; h >= bottom && top > 0; h--) {
+            stair *l = &r->lv[h];
+            if (!l->h)
+                continue;
+            l->h = 0; /* the slots are left clear for the next build */
+            if (!(l->w > best || l->e > last))
+                continue;
+            best = fmax(l->w, best);
+            last = fmax(l->e, last);
+            r->rect[n++] = (stair){h, best, last};
+        }
+        return n;
+    }
+    qsort(r->rect, r->rect_n, sizeof *r->rect, by_level_desc);
+    for (size_t i = 0; i < r->rect_n; i++) {
+        stair x = r->rect[i];
+        x.w = fmax(x.w, best);
+        x.e = fmax(x.e, last);
+        if (!(x.w > best || x.e > last))
+            continue;
+        best = x.w;
+        last = x.e;
+        if (n && r->rect[n - 1].h == x.h)
+            n--; /* same level: the later step holds both maxima */
+        r->rect[n++] = x;
+    }
+    return n;
+}
+
+/* Builds t's staircase; false on allocation failure. When the region is
+ * a large share of the schedule ahead (a short queue: every move would
+ * invalidate it, and a search costs less than the sweep), t is marked
+ * wide instead and left empty. */
 static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
 {
     /* The region: as far as a window can reach, but no further than where
@@ -219,7 +285,16 @@ static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
         w.hi = t->hi = k;
         w.cut_hi = false;
     }
+    if (r->horizon == -INFINITY)
+        r->horizon = fbf_profile_key_floor(p, INFINITY);
+    t->valid = true;
+    t->wide = r->span_share &&
+              (fmin(t->hi, r->horizon) - t->lo) * r->span_share > r->horizon - now;
+    t->n = 0;
+    if (t->wide)
+        return true;
     r->rect_n = 0;
+    r->rect_top = 0;
     w.f = fbf_profile_free_at(p, t->lo);
     fbf_profile_foreach_between(p, t->lo, t->hi, on_key, &w);
     if (!w.oom)
@@ -230,21 +305,7 @@ static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
     }
     if (w.oom)
         return false;
-    qsort(r->rect, r->rect_n, sizeof *r->rect, by_level_desc);
-    size_t n = 0;
-    double best = -1, last = -INFINITY;
-    for (size_t i = 0; i < r->rect_n; i++) {
-        stair x = r->rect[i];
-        x.w = fmax(x.w, best);
-        x.e = fmax(x.e, last);
-        if (!(x.w > best || x.e > last))
-            continue;
-        best = x.w;
-        last = x.e;
-        if (n && r->rect[n - 1].h == x.h)
-            n--; /* same level: the later step holds both maxima */
-        r->rect[n++] = x;
-    }
+    size_t n = staircase(r, w.cap);
     if (n > t->cap) {
         stair *v = realloc(t->v, n * sizeof *v);
         if (!v)
@@ -273,6 +334,8 @@ int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *
             return -1;
         }
     }
+    if (t->wide)
+        return -1;
     /* Levels decrease, maxima increase: the last step at level >= res. */
     size_t lo = 0, hi = t->n;
     while (lo < hi) {

@@ -32,8 +32,13 @@ fbf_bf_runs *fbf_bf_runs_create(void);
 void fbf_bf_runs_destroy(fbf_bf_runs *r);
 
 /* A pass starts: every table is dropped; windows up to `reach` long, of
- * at least min_res resources, matter. */
-void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res);
+ * at least min_res resources, matter. With span_share > 0, a table whose
+ * region is longer than 1/span_share of the schedule ahead (now to the
+ * last breakpoint) is not built and its hole is searched instead: on a
+ * short schedule every move would invalidate it, and one sweep of it
+ * costs more than the searches it saves. */
+#define FBF_RUNS_SPAN_SHARE 8
+void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res, unsigned span_share);
 
 /* free() grew on [x, y): the tables whose region meets it are dropped. */
 void fbf_bf_runs_rise(fbf_bf_runs *r, double x, double y);
@@ -49,7 +54,8 @@ typedef struct fbf_bf_run_info {
 } fbf_bf_run_info;
 
 /* Fills *out from hole i's table, built on first use: 0, or -1 if the
- * table could not be allocated (the caller searches the profile instead). */
+ * table could not be allocated, or this pass has swept far more than the
+ * tables answered (the caller searches the profile instead). */
 int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs, size_t i,
                       double now, uint32_t res, fbf_bf_run_info *out);
 /* Its longest, or -1 as above. */

@@ -10,8 +10,9 @@
  * (policies/compress.h): as configured by default; over the per-size
  * trees in every pass (memo on or off); and over the per-size trees with
  * a tiny work budget, so that passes hand over to the single tree at
- * arbitrary points. The per-size variant also places every batch of
- * arrivals, however small, with the corner facts of a burst. The plain loops are themselves checked against the
+ * arbitrary points. Both per-size variants build a run table over every
+ * hole, however wide, and the first also places every batch of arrivals,
+ * however small, with the corner facts of a burst. The plain loops are themselves checked against the
  * brute-force reference in test_policies.
  */
 #include <setjmp.h>
@@ -29,6 +30,7 @@
 #include "engine/engine.h"
 #include "policies/compress.h"
 #include "policies/policies.h"
+#include "policies/runs.h"
 #include "support/engine_sim.h"
 #include "support/ref_sched.h"
 
@@ -159,8 +161,11 @@ static void test_indexed_equals_plain(void **state)
 
         fbf_backfill_compress_stats(&sized0, &fell0);
         fbf_backfill_set_compress_tuning(0, true, seed % 2 == 0);
-        /* Corner facts for every batch of arrivals, however small. */
+        /* Corner facts for every batch of arrivals, however small, and
+         * run tables over every hole, however wide (short schedules make
+         * them wide: the default leaves those to searches). */
         unsigned long corner0 = fbf_backfill_set_corner_batch(1);
+        fbf_backfill_set_runs_share(0);
         check_indexed(seed, seed % 2 ? "per-size trees" : "per-size trees, no memo", workers,
                       ids, nb, jobs, n, want, &pt, &pl);
         fbf_backfill_compress_stats(&sized1, &fell1);
@@ -170,6 +175,7 @@ static void test_indexed_equals_plain(void **state)
                       &pl);
         fbf_backfill_compress_stats(&sized2, &fell2);
         fbf_backfill_set_compress_tuning(0, false, false);
+        fbf_backfill_set_runs_share(FBF_RUNS_SPAN_SHARE);
         forced_sized += sized1 - sized0;
         forced_fell += fell1 - fell0;
         tiny_sized += sized2 - sized1;

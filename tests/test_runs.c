@@ -164,7 +164,7 @@ static void test_random_tables(void **state)
         double now = rnd(20), reach = 3 + rnd(30);
         uint32_t min_res = 1 + rnd(3);
         random_holes(&hs, now);
-        fbf_bf_runs_reset(t, reach, min_res);
+        fbf_bf_runs_reset(t, reach, min_res, 0);
         fbf_bf_runs_remap(t, &hs);
         check(t, p, &hs, now, reach, min_res, true);
         if (brute(now, hs.v[0].a, hs.v[0].b, min_res, true) < reach)
@@ -192,7 +192,7 @@ static void test_random_tables(void **state)
             check(t, p, &hs, now, reach, min_res, false);
         }
         /* A new pass: exact again. */
-        fbf_bf_runs_reset(t, reach, min_res);
+        fbf_bf_runs_reset(t, reach, min_res, 0);
         check(t, p, &hs, now, reach, min_res, true);
         fbf_bf_runs_destroy(t);
         fbf_profile_destroy(p);
@@ -213,13 +213,13 @@ static void test_worked_example(void **state)
     assert_int_equal(fbf_profile_add(p, 14, 15, 8), 0);
     fbf_bf_hole v[1] = {{5, 12, CAP}};
     fbf_bf_holes hs = {v, 1, 1};
-    fbf_bf_runs_reset(t, 100, 1);
+    fbf_bf_runs_reset(t, 100, 1, 0);
     fbf_bf_runs_remap(t, &hs);
     assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 0, 1) == 14); /* [0, 14) */
     assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 0, 3) == 10); /* [0, 10) */
     assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 0, 5) == 0);
     /* From now = 3 the runs start at 3. */
-    fbf_bf_runs_reset(t, 100, 1);
+    fbf_bf_runs_reset(t, 100, 1, 0);
     assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 3, 1) == 11);
     /* The job at [14, 15) leaves: the run of free() >= 1 now goes on for
      * ever, which the table learns only through the report. */
@@ -231,11 +231,33 @@ static void test_worked_example(void **state)
     fbf_profile_destroy(p);
 }
 
+/* A region that is a large share of the schedule ahead is not swept: the
+ * caller is told to search. A narrow one, on a long schedule, is. */
+static void test_wide_region_not_built(void **state)
+{
+    (void)state;
+    fbf_profile *p = fbf_profile_create(CAP);
+    fbf_bf_runs *t = fbf_bf_runs_create();
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(fbf_profile_add(p, 10 * i, 10 * i + 9, CAP), 0);
+    fbf_bf_hole v[2] = {{0, 500, CAP}, {700, 705, CAP}};
+    fbf_bf_holes hs = {v, 2, 2};
+    fbf_bf_runs_reset(t, 10, 1, FBF_RUNS_SPAN_SHARE);
+    fbf_bf_runs_remap(t, &hs);
+    fbf_bf_run_info ri;
+    assert_int_equal(fbf_bf_runs_query(t, p, &hs, 0, 0, 1, &ri), -1);
+    assert_int_equal(fbf_bf_runs_query(t, p, &hs, 1, 0, 1, &ri), 0);
+    assert_true(ri.longest == 1); /* the gap [699, 700), which touches it */
+    fbf_bf_runs_destroy(t);
+    fbf_profile_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worked_example),
         cmocka_unit_test(test_random_tables),
+        cmocka_unit_test(test_wide_region_not_built),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
