@@ -22,9 +22,9 @@
  * min/max rsv) passes whenever some job inside could move; see
  * hole_may_move for the two kinds of window it bounds. It is exact
  * enough on one job that nearly every job visited moves. Over the pass's
- * own holes, the first kind is answered by the hole's run table
- * (policies/runs.c, one sweep of the hole's region shared by every test
- * until a move changes it) instead of a walk over the profile. Jobs whose
+ * own holes, the hole's run table (policies/runs.c, one sweep of the
+ * hole's region shared by every test until a move changes it) rules
+ * either kind in or out before any walk over the profile. Jobs whose
  * reservation is already in the past (a running job outlived its
  * estimate) always pass, and get a full search. A job that passes is
  * re-placed exactly, its earliest fit searched only near the holes (the
