@@ -150,21 +150,30 @@ typedef struct sweep {
     bool oom;
 } sweep;
 
+/* v (n elements of `size` bytes, *cap allocated) with room for one more:
+ * v itself, or a doubled copy; NULL on allocation failure (v unchanged). */
+static void *room(void *v, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap)
+        return v;
+    size_t c = *cap ? 2 * *cap : 256;
+    void *x = realloc(v, c * size);
+    if (x)
+        *cap = c;
+    return x;
+}
+
 static void emit(sweep *w, int64_t h, double s, double e)
 {
     if (h < 1 || !(s <= w->hb && e >= w->ha))
         return;
     fbf_bf_runs *r = w->r;
-    if (r->rect_n == r->rect_cap) {
-        size_t cap = r->rect_cap ? 2 * r->rect_cap : 256;
-        stair *v = realloc(r->rect, cap * sizeof *v);
-        if (!v) {
-            w->oom = true;
-            return;
-        }
-        r->rect = v;
-        r->rect_cap = cap;
+    stair *v = room(r->rect, r->rect_n, &r->rect_cap, sizeof *v);
+    if (!v) {
+        w->oom = true;
+        return;
     }
+    r->rect = v;
     bool cut_hi = w->cut_hi && e >= w->hi;
     bool cut = (w->cut_lo && s <= w->lo) || cut_hi;
     r->rect[r->rect_n++] = (stair){h, cut ? INFINITY : e - s, cut_hi ? INFINITY : e};
@@ -182,16 +191,12 @@ static void segment(sweep *w, double x, int64_t f)
             emit(w, top.h, top.start, x);
         start = top.start;
     }
-    if (w->sn == r->stk_cap) {
-        size_t cap = r->stk_cap ? 2 * r->stk_cap : 256;
-        bar *v = realloc(r->stk, cap * sizeof *v);
-        if (!v) {
-            w->oom = true;
-            return;
-        }
-        r->stk = v;
-        r->stk_cap = cap;
+    bar *v = room(r->stk, w->sn, &r->stk_cap, sizeof *v);
+    if (!v) {
+        w->oom = true;
+        return;
     }
+    r->stk = v;
     r->stk[w->sn++] = (bar){start, f};
 }
 
