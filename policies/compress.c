@@ -340,8 +340,8 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_bf
                 /* Tables over the released range are wrong; those over the
                  * job's new place are only loose, but would let through
                  * jobs that do not move. */
-                fbf_bf_runs_rise(b->runs, a, end);
-                fbf_bf_runs_rise(b->runs, t, t + j->walltime);
+                fbf_bf_runs_changed(b->runs, a, end);
+                fbf_bf_runs_changed(b->runs, t, t + j->walltime);
             }
             if (fbf_bf_holes_push(&b->holes, a, end, mf) < 0 ||
                 fbf_bf_holes_push(&b->pending, a, end, 0) < 0)

@@ -96,7 +96,7 @@ void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res, unsigned 
     r->horizon = -INFINITY;
 }
 
-void fbf_bf_runs_rise(fbf_bf_runs *r, double x, double y)
+void fbf_bf_runs_changed(fbf_bf_runs *r, double x, double y)
 {
     /* Closed at hi: where the region ends on a blocking step, growth that
      * starts right there can lengthen a run that ends there. */

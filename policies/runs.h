@@ -10,7 +10,8 @@
  * [a, b); runs cut by the region's edge (other than now) count as
  * unbounded. Where free() later dropped the answer is too long, which
  * only lets more jobs through the test (safe); where it grew the table
- * must go: the pass reports every growth with fbf_bf_runs_rise. Tables
+ * must go: the pass reports every growth with fbf_bf_runs_changed (and
+ * its drops too, so that tables stay sharp). Tables
  * are tied to a hole's exact bounds and follow it through
  * fbf_bf_runs_remap when the holes are normalised again.
  *
@@ -40,8 +41,9 @@ void fbf_bf_runs_destroy(fbf_bf_runs *r);
 #define FBF_RUNS_SPAN_SHARE 8
 void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res, unsigned span_share);
 
-/* free() grew on [x, y): the tables whose region meets it are dropped. */
-void fbf_bf_runs_rise(fbf_bf_runs *r, double x, double y);
+/* free() changed on [x, y): the tables whose region meets it are dropped
+ * (required where it grew; where it dropped they would only be loose). */
+void fbf_bf_runs_changed(fbf_bf_runs *r, double x, double y);
 
 /* hs was normalised again: tables move to their hole's new index. */
 void fbf_bf_runs_remap(fbf_bf_runs *r, const fbf_bf_holes *hs);

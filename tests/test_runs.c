@@ -176,7 +176,7 @@ static void test_random_tables(void **state)
             } else if (what == 1 && nspans > 0) {
                 size_t i = rnd((uint32_t)nspans);
                 assert_int_equal(fbf_profile_remove(p, spans[i].s, spans[i].e, spans[i].n), 0);
-                fbf_bf_runs_rise(t, spans[i].s, spans[i].e);
+                fbf_bf_runs_changed(t, spans[i].s, spans[i].e);
                 spans[i] = spans[--nspans];
             } else if (what == 2) {
                 /* Keep the first hole, change the others. */
@@ -224,7 +224,7 @@ static void test_worked_example(void **state)
     /* The job at [14, 15) leaves: the run of free() >= 1 now goes on for
      * ever, which the table learns only through the report. */
     assert_int_equal(fbf_profile_remove(p, 14, 15, 8), 0);
-    fbf_bf_runs_rise(t, 14, 15);
+    fbf_bf_runs_changed(t, 14, 15);
     assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 3, 1) == INFINITY);
     assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 3, 3) == 7);
     fbf_bf_runs_destroy(t);
