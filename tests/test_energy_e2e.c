@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -122,14 +121,11 @@ static void test_execute_on_sleeping_machine_refused(void **state)
 {
     (void)state;
     const char *wl = fbf_test_tmp_write("s.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10\n");
-    char ep[256];
-    fbf_test_rsched *s = fbf_test_rsched_start(FBF_TRF_SET_STATE, ep, sizeof ep);
-    assert_non_null(s);
     char *err = NULL;
-    int rc = fbf_test_replay_run((const char *const[]){"--endpoint", ep, "--quiet", "--energy",
-                                                       "--switch-delays", "5:5", wl, NULL},
-                                 TIMEOUT_MS, NULL, &err);
-    free(fbf_test_rsched_stop(s));
+    int rc = fbf_test_replay_against(
+        FBF_TRF_SET_STATE,
+        (const char *const[]){"--quiet", "--energy", "--switch-delays", "5:5", wl, NULL},
+        TIMEOUT_MS, NULL, &err);
     assert_int_equal(rc, 2);
     if (!err || !strstr(err, "(EXECUTE_JOB, job w0!1): data.alloc: machine 0 is SWITCHING_OFF, "
                              "not ON"))
@@ -142,14 +138,10 @@ static void test_set_state_of_busy_machine_refused(void **state)
 {
     (void)state;
     const char *wl = fbf_test_tmp_write("b.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10\n");
-    char ep[256];
-    fbf_test_rsched *s = fbf_test_rsched_start(FBF_TRF_SET_BUSY, ep, sizeof ep);
-    assert_non_null(s);
     char *err = NULL;
-    int rc = fbf_test_replay_run((const char *const[]){"--endpoint", ep, "--quiet", "--energy",
-                                                       wl, NULL},
-                                 TIMEOUT_MS, NULL, &err);
-    free(fbf_test_rsched_stop(s));
+    int rc = fbf_test_replay_against(FBF_TRF_SET_BUSY,
+                                     (const char *const[]){"--quiet", "--energy", wl, NULL},
+                                     TIMEOUT_MS, NULL, &err);
     assert_int_equal(rc, 2);
     if (!err || !strstr(err, "(SET_RESOURCE_STATE): data.resources: machine 0 is running job "
                              "w0!1"))
@@ -253,10 +245,8 @@ static void test_trace_saves_energy(void **state)
 int main(void)
 {
     fbf_test_filter_from_env();
-    if (access(fbf_test_replay_fastbf_path(), X_OK) != 0) {
-        fprintf(stderr, "fastbf not built at %s\n", fbf_test_replay_fastbf_path());
+    if (fbf_test_replay_require_fastbf())
         return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_computed_scenario),
         cmocka_unit_test(test_refusals),

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -449,10 +448,8 @@ static void test_answers_refused(void **state)
 int main(void)
 {
     fbf_test_filter_from_env();
-    if (access(fbf_test_replay_fastbf_path(), X_OK) != 0) {
-        fprintf(stderr, "fastbf not built at %s\n", fbf_test_replay_fastbf_path());
+    if (fbf_test_replay_require_fastbf())
         return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_submitter_schedule),
         cmocka_unit_test(test_registered_like_submitted),

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -160,13 +159,10 @@ static void test_change_job_state_of_running_refused(void **state)
     (void)state;
     const char *wl = fbf_test_tmp_write("change-run.swf", "; MaxProcs: 4\n"
                                                           "1 0 -1 10 2 -1 -1 2 10\n");
-    char ep[256];
-    fbf_test_rsched *s = fbf_test_rsched_start(FBF_TRF_CHANGE_RUNNING, ep, sizeof ep);
-    assert_non_null(s);
     char *err = NULL;
-    int rc = fbf_test_replay_run((const char *const[]){"--endpoint", ep, "--quiet", wl, NULL},
-                                 TIMEOUT_MS, NULL, &err);
-    free(fbf_test_rsched_stop(s));
+    int rc = fbf_test_replay_against(FBF_TRF_CHANGE_RUNNING,
+                                     (const char *const[]){"--quiet", wl, NULL}, TIMEOUT_MS,
+                                     NULL, &err);
     assert_int_equal(rc, 2);
     if (!err || !strstr(err, "CHANGE_JOB_STATE, job w0!1): the job is already running; only a "
                              "waiting job's state can be changed"))
@@ -185,14 +181,9 @@ static void test_unsimulated_events_refused(void **state)
     const fbf_test_rfault faults[] = {FBF_TRF_SET_STATE};
     const char *const names[] = {"SET_RESOURCE_STATE"};
     for (int i = 0; i < 1; i++) {
-        char ep[256];
-        fbf_test_rsched *s = fbf_test_rsched_start(faults[i], ep, sizeof ep);
-        assert_non_null(s);
         char *err = NULL;
-        int rc = fbf_test_replay_run((const char *const[]){"--endpoint", ep, "--quiet", wl,
-                                                           NULL},
-                                     TIMEOUT_MS, NULL, &err);
-        free(fbf_test_rsched_stop(s));
+        int rc = fbf_test_replay_against(faults[i], (const char *const[]){"--quiet", wl, NULL},
+                                         TIMEOUT_MS, NULL, &err);
         assert_int_equal(rc, 2);
         char want[128];
         snprintf(want, sizeof want, "(%s): event type not supported by fastbf-replay", names[i]);
@@ -205,10 +196,8 @@ static void test_unsimulated_events_refused(void **state)
 int main(void)
 {
     fbf_test_filter_from_env();
-    if (access(fbf_test_replay_fastbf_path(), X_OK) != 0) {
-        fprintf(stderr, "fastbf not built at %s\n", fbf_test_replay_fastbf_path());
+    if (fbf_test_replay_require_fastbf())
         return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kill_after_over_the_socket),
         cmocka_unit_test(test_tag_starts_over_the_socket),

@@ -587,3 +587,34 @@ double fbf_test_replay_summary(const char *dir, const char *key)
     cJSON_Delete(root);
     return v;
 }
+
+int fbf_test_replay_against(fbf_test_rfault fault, const char *const *args, int timeout_ms,
+                            char **out, char **err)
+{
+    char ep[256];
+    fbf_test_rsched *s = fbf_test_rsched_start(fault, ep, sizeof ep);
+    if (!s)
+        return -1;
+    size_t n = 0;
+    while (args[n])
+        n++;
+    const char **all = calloc(n + 3, sizeof *all);
+    int rc = -1;
+    if (all) {
+        all[0] = "--endpoint";
+        all[1] = ep;
+        memcpy(all + 2, args, (n + 1) * sizeof *all);
+        rc = fbf_test_replay_run(all, timeout_ms, out, err);
+        free(all);
+    }
+    free(fbf_test_rsched_stop(s));
+    return rc;
+}
+
+int fbf_test_replay_require_fastbf(void)
+{
+    if (access(fbf_test_replay_fastbf_path(), X_OK) == 0)
+        return 0;
+    fprintf(stderr, "fastbf not built at %s\n", fbf_test_replay_fastbf_path());
+    return 1;
+}

@@ -71,6 +71,16 @@ const char *fbf_test_replay_fastbf_path(void);
  * exit code, 128 + signal, or -1 on timeout (it is then killed). */
 int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, char **err);
 
+/* fbf_test_replay_run() with "--endpoint EP" of a fresh
+ * fbf_test_rsched_start(fault) before args; the scheduler is stopped
+ * afterwards. -1 (and *err unset) if the scheduler could not start. */
+int fbf_test_replay_against(fbf_test_rfault fault, const char *const *args, int timeout_ms,
+                            char **out, char **err);
+
+/* 0 if fastbf is built where the suites expect it; else says so on
+ * stderr and returns 1 (a suite's exit code). */
+int fbf_test_replay_require_fastbf(void);
+
 /* Writes text to path (gzip-compressed when gz). 0 or -errno. */
 int fbf_test_replay_write(const char *path, const char *text, int gz);
 
