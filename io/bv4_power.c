@@ -101,43 +101,16 @@ int fbf_bv4_power_answer(const cJSON *data, FILE *log, double *joules, fbf_error
     return 0;
 }
 
-static int add(cJSON *events, const char *now, const char *type, cJSON *data)
+void fbf_bv4_power_put_set(fbf_jbuf *b, const fbf_decision *d)
 {
-    cJSON *ev = cJSON_CreateObject();
-    if (!ev || !data || !cJSON_AddRawToObject(ev, "timestamp", now) ||
-        !cJSON_AddStringToObject(ev, "type", type)) {
-        cJSON_Delete(ev);
-        cJSON_Delete(data);
-        return -ENOMEM;
-    }
-    cJSON_AddItemToObject(ev, "data", data);
-    cJSON_AddItemToArray(events, ev);
-    return 0;
+    fbf_jbuf_lit(b, "{\"resources\":\"");
+    fbf_jbuf_ranges(b, d->set->r, d->set->n);
+    fbf_jbuf_lit(b, "\",\"state\":\"");
+    fbf_jbuf_int(b, d->pstate);
+    fbf_jbuf_lit(b, "\"}");
 }
 
-int fbf_bv4_power_add_set(cJSON *events, const char *now, const fbf_decision *d)
+void fbf_bv4_power_put_query(fbf_jbuf *b)
 {
-    char st[16];
-    snprintf(st, sizeof st, "%u", d->pstate);
-    char *res = fbf_idset_to_string(d->set);
-    cJSON *data = cJSON_CreateObject();
-    if (!res || !data || !cJSON_AddStringToObject(data, "resources", res) ||
-        !cJSON_AddStringToObject(data, "state", st)) {
-        free(res);
-        cJSON_Delete(data);
-        return -ENOMEM;
-    }
-    free(res);
-    return add(events, now, "SET_RESOURCE_STATE", data);
-}
-
-int fbf_bv4_power_add_query(cJSON *events, const char *now)
-{
-    cJSON *data = cJSON_CreateObject();
-    cJSON *reqs = cJSON_AddObjectToObject(data, "requests");
-    if (!reqs || !cJSON_AddObjectToObject(reqs, "consumed_energy")) {
-        cJSON_Delete(data);
-        return -ENOMEM;
-    }
-    return add(events, now, "QUERY", data);
+    fbf_jbuf_lit(b, "{\"requests\":{\"consumed_energy\":{}}}");
 }

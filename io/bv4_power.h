@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
+#include "io/jbuf.h"
 
 /* Applies compute_resources[].state of a checked SIMULATION_BEGINS data
  * object (after the platform is set). */
@@ -34,11 +35,11 @@ int fbf_bv4_power_changed(fbf_engine *e, const cJSON *data, fbf_error *err);
  * goes to *joules, and to log when given. */
 int fbf_bv4_power_answer(const cJSON *data, FILE *log, double *joules, fbf_error *err);
 
-/* Appends SET_RESOURCE_STATE for a SET_STATE decision to events; now is
- * the reply's timestamp text. -ENOMEM. */
-int fbf_bv4_power_add_set(cJSON *events, const char *now, const fbf_decision *d);
+/* Writes the data object of SET_RESOURCE_STATE for a SET_STATE decision
+ * ({"resources":..., "state":...}); an allocation failure sets b->oom. */
+void fbf_bv4_power_put_set(fbf_jbuf *b, const fbf_decision *d);
 
-/* Appends QUERY consumed_energy to events. -ENOMEM. */
-int fbf_bv4_power_add_query(cJSON *events, const char *now);
+/* Writes the data object of QUERY consumed_energy. */
+void fbf_bv4_power_put_query(fbf_jbuf *b);
 
 #endif

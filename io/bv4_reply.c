@@ -4,9 +4,15 @@
  * order (REJECT, KILL, EXECUTE and its metadata tag, SET_RESOURCE_STATE,
  * CALL_ME_LATER), then fastbf's own registrations, NOTIFY and QUERY, then
  * the ANSWERs; all are stamped with the request's now, formatted once.
+ *
+ * The reply is written as text into the session's buffer as it is
+ * decided (io/jbuf.h): a tree of a few cJSON nodes per decision, printed
+ * and freed, cost more than the rest of the exchange. The events other
+ * modules build as trees (registrations, answers) are printed into the
+ * same text, in their place. The text is byte for byte what cJSON prints
+ * for the same events.
  */
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,186 +51,210 @@ static void format_time(double t, char *buf, size_t cap)
         snprintf(buf, cap, "%.17g", t);
 }
 
-static int add_event(cJSON *events, const char *now, const char *type, cJSON *data)
+/* The reply being written: its buffer, its time text, and whether an
+ * event was written yet (for the commas). */
+typedef struct out {
+    fbf_jbuf *b;
+    const char *now;
+    size_t now_len;
+    bool any;
+} out;
+
+/* Opens an event: the caller writes its data object, then closes it. */
+static void open_event(out *o, const char *type, size_t type_len)
 {
-    cJSON *ev = cJSON_CreateObject();
-    if (!ev || !data) {
-        cJSON_Delete(ev);
-        cJSON_Delete(data);
-        return -ENOMEM;
+    if (o->any)
+        fbf_jbuf_lit(o->b, ",");
+    o->any = true;
+    fbf_jbuf_lit(o->b, "{\"timestamp\":");
+    fbf_jbuf_raw(o->b, o->now, o->now_len);
+    fbf_jbuf_lit(o->b, ",\"type\":\"");
+    fbf_jbuf_raw(o->b, type, type_len);
+    fbf_jbuf_lit(o->b, "\",\"data\":");
+}
+#define open_lit(o, t) open_event((o), "" t, sizeof(t) - 1)
+
+static void close_event(out *o) { fbf_jbuf_lit(o->b, "}"); }
+
+/* Writes every event of from (cJSON trees built by other modules),
+ * stamped now. -ENOMEM. */
+static int put_stamped(out *o, cJSON *from)
+{
+    cJSON *a;
+    cJSON_ArrayForEach(a, from)
+    {
+        cJSON *t = cJSON_CreateRaw(o->now);
+        if (!t || !cJSON_ReplaceItemInObjectCaseSensitive(a, "timestamp", t)) {
+            cJSON_Delete(t);
+            return -ENOMEM;
+        }
+        if (o->any)
+            fbf_jbuf_lit(o->b, ",");
+        o->any = true;
+        fbf_jbuf_json(o->b, a);
     }
-    cJSON_AddRawToObject(ev, "timestamp", now);
-    cJSON_AddStringToObject(ev, "type", type);
-    cJSON_AddItemToObject(ev, "data", data);
-    cJSON_AddItemToArray(events, ev);
     return 0;
 }
 
 /* tag_starts: why the job started, as SET_JOB_METADATA text. */
-static int add_start_tag(fbf_bv4_session *s, cJSON *events, const char *now, fbf_job_h j)
+static void put_start_tag(fbf_bv4_session *s, out *o, fbf_job_h j)
 {
-    char meta[64];
+    open_lit(o, "SET_JOB_METADATA");
+    fbf_jbuf_lit(o->b, "{\"job_id\":");
+    fbf_jbuf_str(o->b, fbf_engine_job_id(s->engine, j));
     switch (fbf_engine_job_start_reason(s->engine, j)) {
-    case FBF_START_BACKFILLED: snprintf(meta, sizeof meta, "reason=backfilled"); break;
-    case FBF_START_RESERVATION: snprintf(meta, sizeof meta, "reason=reservation rsv=%s", now); break;
-    default: snprintf(meta, sizeof meta, "reason=head"); break;
+    case FBF_START_BACKFILLED: fbf_jbuf_lit(o->b, ",\"metadata\":\"reason=backfilled\"}"); break;
+    case FBF_START_RESERVATION:
+        fbf_jbuf_lit(o->b, ",\"metadata\":\"reason=reservation rsv=");
+        fbf_jbuf_raw(o->b, o->now, o->now_len);
+        fbf_jbuf_lit(o->b, "\"}");
+        break;
+    default: fbf_jbuf_lit(o->b, ",\"metadata\":\"reason=head\"}"); break;
     }
-    cJSON *data = cJSON_CreateObject();
-    if (data && (!cJSON_AddStringToObject(data, "job_id", fbf_engine_job_id(s->engine, j)) ||
-                 !cJSON_AddStringToObject(data, "metadata", meta))) {
-        cJSON_Delete(data);
-        return -ENOMEM;
-    }
-    return add_event(events, now, "SET_JOB_METADATA", data);
+    close_event(o);
 }
 
-/* Moves every event of from to the end of events, stamped now. */
-static void append_stamped(cJSON *events, cJSON *from, const char *now)
+/* Every kill of the reply goes in one KILL_JOB, where the first is. */
+static void put_kills(fbf_bv4_session *s, out *o, const fbf_decision *d, size_t n)
 {
-    cJSON *a;
-    while ((a = cJSON_DetachItemFromArray(from, 0)) != NULL) {
-        cJSON_ReplaceItemInObjectCaseSensitive(a, "timestamp", cJSON_CreateRaw(now));
-        cJSON_AddItemToArray(events, a);
+    open_lit(o, "KILL_JOB");
+    fbf_jbuf_lit(o->b, "{\"job_ids\":[");
+    bool first = true;
+    for (size_t i = 0; i < n; i++) {
+        if (d[i].kind != FBF_DEC_KILL)
+            continue;
+        if (!first)
+            fbf_jbuf_lit(o->b, ",");
+        first = false;
+        fbf_jbuf_str(o->b, fbf_engine_job_id(s->engine, d[i].job));
+    }
+    fbf_jbuf_lit(o->b, "]}");
+    close_event(o);
+}
+
+static void put_give_up(fbf_bv4_session *s, out *o, fbf_job_h j)
+{
+    /* The job is over without having run: Batsim records it as killed,
+     * with the reason in its kill_reason. */
+    char why[96];
+    snprintf(why, sizeof why, "waited %g s without starting (fastbf --max-wait)",
+             s->opt.engine.max_wait);
+    open_lit(o, "CHANGE_JOB_STATE");
+    fbf_jbuf_lit(o->b, "{\"job_id\":");
+    fbf_jbuf_str(o->b, fbf_engine_job_id(s->engine, j));
+    fbf_jbuf_lit(o->b, ",\"job_state\":\"COMPLETED_KILLED\",\"kill_reason\":");
+    fbf_jbuf_str(o->b, why);
+    fbf_jbuf_lit(o->b, "}");
+    close_event(o);
+}
+
+static void put_call_me_later(fbf_bv4_session *s, out *o, double at)
+{
+    /* Batsim wakes the scheduler once per request: asking again for a
+     * time still to come would only double the wake-up. */
+    fbf_bv4_register *sub = s->opt.submitter;
+    if ((at == s->last_call || (sub && at == fbf_bv4_register_asked(sub))) &&
+        at > fbf_engine_now(s->engine))
+        return;
+    s->last_call = at;
+    if (sub)
+        fbf_bv4_register_note_call(sub, at);
+    open_lit(o, "CALL_ME_LATER");
+    fbf_jbuf_lit(o->b, "{\"timestamp\":");
+    char t[32];
+    format_time(at, t, sizeof t);
+    fbf_jbuf_raw(o->b, t, strlen(t));
+    fbf_jbuf_lit(o->b, "}");
+    close_event(o);
+}
+
+static void put_decisions(fbf_bv4_session *s, out *o)
+{
+    size_t n;
+    const fbf_decision *d = fbf_engine_decisions(s->engine, &n);
+    bool killed = false;
+    for (size_t i = 0; i < n; i++) {
+        switch (d[i].kind) {
+        case FBF_DEC_KILL:
+            if (!killed)
+                put_kills(s, o, d + i, n - i);
+            killed = true;
+            break;
+        case FBF_DEC_SET_STATE:
+            open_lit(o, "SET_RESOURCE_STATE");
+            fbf_bv4_power_put_set(o->b, &d[i]);
+            close_event(o);
+            break;
+        case FBF_DEC_GIVE_UP: put_give_up(s, o, d[i].job); break;
+        case FBF_DEC_CALL_ME_LATER: put_call_me_later(s, o, d[i].at); break;
+        case FBF_DEC_REJECT:
+            open_lit(o, "REJECT_JOB");
+            fbf_jbuf_lit(o->b, "{\"job_id\":");
+            fbf_jbuf_str(o->b, fbf_engine_job_id(s->engine, d[i].job));
+            fbf_jbuf_lit(o->b, "}");
+            close_event(o);
+            break;
+        default: {
+            open_lit(o, "EXECUTE_JOB");
+            fbf_jbuf_lit(o->b, "{\"job_id\":");
+            fbf_jbuf_str(o->b, fbf_engine_job_id(s->engine, d[i].job));
+            fbf_jbuf_lit(o->b, ",\"alloc\":\"");
+            const fbf_idset *a = fbf_engine_job_alloc(s->engine, d[i].job);
+            fbf_jbuf_ranges(o->b, a->r, a->n);
+            fbf_jbuf_lit(o->b, "\"}");
+            close_event(o);
+            if (s->opt.tag_starts)
+                put_start_tag(s, o, d[i].job);
+            break;
+        }
+        }
     }
 }
 
-int fbf_bv4_reply_build(fbf_bv4_session *s, cJSON *registrations, cJSON *answers, cJSON **out)
+int fbf_bv4_reply_build(fbf_bv4_session *s, cJSON *registrations, cJSON *answers)
 {
     char now[32];
     format_time(fbf_engine_now(s->engine), now, sizeof now);
-    cJSON *root = cJSON_CreateObject();
-    cJSON *events = cJSON_CreateArray();
-    if (!root || !events) {
-        cJSON_Delete(root);
-        cJSON_Delete(events);
-        return -ENOMEM;
-    }
-    cJSON_AddRawToObject(root, "now", now);
-    cJSON_AddItemToObject(root, "events", events);
-    *out = root;
-    if (s->ended)
-        return 0; /* SIMULATION_ENDS: a reply with no events */
-    /* Registrations first: a job registered here may start below. */
-    append_stamped(events, registrations, now);
-
-    size_t n;
-    const fbf_decision *d = fbf_engine_decisions(s->engine, &n);
+    out o = {.b = &s->out, .now = now, .now_len = strlen(now)};
+    fbf_jbuf_reset(o.b);
+    fbf_jbuf_lit(o.b, "{\"now\":");
+    fbf_jbuf_raw(o.b, now, o.now_len);
+    fbf_jbuf_lit(o.b, ",\"events\":[");
     int rc = 0;
-    cJSON *kill_ids = NULL; /* every kill of the reply goes in one KILL_JOB */
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        cJSON *data;
-        if (d[i].kind == FBF_DEC_KILL) {
-            if (!kill_ids) {
-                data = cJSON_CreateObject();
-                kill_ids = cJSON_AddArrayToObject(data, "job_ids");
-                rc = add_event(events, now, "KILL_JOB", data);
-                if (rc < 0 || !kill_ids)
-                    break;
-            }
-            cJSON *id = cJSON_CreateString(fbf_engine_job_id(s->engine, d[i].job));
-            if (!id || !cJSON_AddItemToArray(kill_ids, id))
-                rc = -ENOMEM;
-            continue;
-        }
-        if (d[i].kind == FBF_DEC_SET_STATE) {
-            rc = fbf_bv4_power_add_set(events, now, &d[i]);
-            continue;
-        }
-        if (d[i].kind == FBF_DEC_GIVE_UP) {
-            /* The job is over without having run: Batsim records it as
-             * killed, with the reason in its kill_reason. */
-            char why[96];
-            snprintf(why, sizeof why, "waited %g s without starting (fastbf --max-wait)",
-                     s->opt.engine.max_wait);
-            data = cJSON_CreateObject();
-            if (!cJSON_AddStringToObject(data, "job_id", fbf_engine_job_id(s->engine, d[i].job)) ||
-                !cJSON_AddStringToObject(data, "job_state", "COMPLETED_KILLED") ||
-                !cJSON_AddStringToObject(data, "kill_reason", why)) {
-                cJSON_Delete(data);
-                rc = -ENOMEM;
-                continue;
-            }
-            rc = add_event(events, now, "CHANGE_JOB_STATE", data);
-            continue;
-        }
-        if (d[i].kind == FBF_DEC_CALL_ME_LATER) {
-            /* Batsim wakes the scheduler once per request: asking again
-             * for a time still to come would only double the wake-up. */
-            fbf_bv4_register *sub = s->opt.submitter;
-            if ((d[i].at == s->last_call || (sub && d[i].at == fbf_bv4_register_asked(sub))) &&
-                d[i].at > fbf_engine_now(s->engine))
-                continue;
-            s->last_call = d[i].at;
-            if (sub)
-                fbf_bv4_register_note_call(sub, d[i].at);
-            data = cJSON_CreateObject();
-            cJSON_AddNumberToObject(data, "timestamp", d[i].at);
-            rc = add_event(events, now, "CALL_ME_LATER", data);
-            continue;
-        }
-        data = cJSON_CreateObject();
-        cJSON_AddStringToObject(data, "job_id", fbf_engine_job_id(s->engine, d[i].job));
-        if (d[i].kind == FBF_DEC_REJECT) {
-            rc = add_event(events, now, "REJECT_JOB", data);
-            continue;
-        }
-        char *alloc = fbf_idset_to_string(fbf_engine_job_alloc(s->engine, d[i].job));
-        if (!alloc || !cJSON_AddStringToObject(data, "alloc", alloc))
-            rc = -ENOMEM;
-        free(alloc);
+    if (!s->ended) { /* SIMULATION_ENDS: a reply with no events */
+        /* Registrations first: a job registered here may start below. */
+        rc = put_stamped(&o, registrations);
         if (rc == 0)
-            rc = add_event(events, now, "EXECUTE_JOB", data);
-        else
-            cJSON_Delete(data);
-        if (rc == 0 && s->opt.tag_starts)
-            rc = add_start_tag(s, events, now, d[i].job);
+            put_decisions(s, &o);
+        if (rc == 0 && s->opt.submitter) {
+            cJSON *after = cJSON_CreateArray();
+            fbf_error e;
+            if (!after || fbf_bv4_register_close(s->opt.submitter, fbf_engine_now(s->engine),
+                                                 after, &e) < 0)
+                rc = -ENOMEM;
+            else
+                rc = put_stamped(&o, after);
+            cJSON_Delete(after);
+        }
+        /* fastbf registers no job: tell Batsim at once so it can end. */
+        if (rc == 0 && s->dynamic_jobs && !s->notified_registration && !s->opt.submitter) {
+            open_lit(&o, "NOTIFY");
+            fbf_jbuf_lit(o.b, "{\"type\":\"registration_finished\"}");
+            close_event(&o);
+            s->notified_registration = true;
+        }
+        bool idle = s->no_more_static && !fbf_engine_nb_waiting(s->engine) &&
+                    !fbf_engine_nb_running(s->engine) && !s->final_query;
+        if (rc == 0 && s->opt.query_energy && (s->query_due || idle)) {
+            open_lit(&o, "QUERY");
+            fbf_bv4_power_put_query(o.b);
+            close_event(&o);
+            s->query_due = false;
+            s->final_query |= idle;
+        }
+        if (rc == 0)
+            rc = put_stamped(&o, answers);
     }
-    if (rc == 0 && s->opt.submitter) {
-        cJSON *after = cJSON_CreateArray();
-        fbf_error e;
-        if (!after || fbf_bv4_register_close(s->opt.submitter, fbf_engine_now(s->engine), after,
-                                             &e) < 0)
-            rc = -ENOMEM;
-        else
-            append_stamped(events, after, now);
-        cJSON_Delete(after);
-    }
-    /* fastbf registers no job: tell Batsim at once so it can end. */
-    if (rc == 0 && s->dynamic_jobs && !s->notified_registration && !s->opt.submitter) {
-        cJSON *data = cJSON_CreateObject();
-        cJSON_AddStringToObject(data, "type", "registration_finished");
-        rc = add_event(events, now, "NOTIFY", data);
-        s->notified_registration = true;
-    }
-    bool idle = s->no_more_static && !fbf_engine_nb_waiting(s->engine) &&
-                !fbf_engine_nb_running(s->engine) && !s->final_query;
-    if (rc == 0 && s->opt.query_energy && (s->query_due || idle)) {
-        rc = fbf_bv4_power_add_query(events, now);
-        s->query_due = false;
-        s->final_query |= idle;
-    }
-    if (rc == 0)
-        append_stamped(events, answers, now);
-    return rc;
+    fbf_jbuf_lit(o.b, "]}");
+    return rc < 0 || o.b->oom ? -ENOMEM : 0;
 }
-
-/* Prints into the session's buffer, doubling it until the reply fits, so
- * that steady state allocates nothing for the text. cJSON wants 5 spare
- * bytes beyond the text when printing into a caller's buffer. */
-int fbf_bv4_reply_print(fbf_bv4_session *s, cJSON *out)
-{
-    for (;;) {
-        if (s->reply_cap &&
-            cJSON_PrintPreallocated(out, s->reply, (int)s->reply_cap, 0))
-            return 0;
-        size_t cap = s->reply_cap ? s->reply_cap * 2 : 4096;
-        if (cap > INT_MAX)
-            return -ENOMEM;
-        char *b = realloc(s->reply, cap);
-        if (!b)
-            return -ENOMEM;
-        s->reply = b;
-        s->reply_cap = cap;
-    }
-}
-

@@ -74,7 +74,7 @@ void fbf_bv4_session_destroy(fbf_bv4_session *s)
     fbf_engine_destroy(s->engine);
     fbf_json_arena_destroy(s->arena);
     fbf_bv4_fetch_destroy(s->fetch);
-    free(s->reply);
+    fbf_jbuf_fini(&s->out);
     free(s);
 }
 
@@ -389,7 +389,6 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
     s->nb_messages++;
     cJSON *answers = cJSON_CreateArray();
     cJSON *registrations = cJSON_CreateArray();
-    cJSON *out = NULL;
     fbf_error inner;
     fbf_bv4_register *sub = s->opt.submitter;
     if (!answers || !registrations)
@@ -405,18 +404,12 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
              (rc = fbf_engine_decide(s->engine, err)) == 0) {
         s->begun = true;
         fill_answers(s, answers);
-        if (fbf_bv4_reply_build(s, registrations, answers, &out) < 0)
+        if (fbf_bv4_reply_build(s, registrations, answers) < 0)
             rc = fbf_errorf(err, -ENOMEM, "out of memory building the reply");
     }
     fbf_json_arena_release(s->arena); /* root is dead from here */
     cJSON_Delete(answers);
     cJSON_Delete(registrations);
-    if (rc == 0) {
-        rc = fbf_bv4_reply_print(s, out);
-        if (rc < 0)
-            fbf_errorf(err, rc, "out of memory printing the reply");
-    }
-    cJSON_Delete(out);
     if (rc < 0)
         return rc;
     if (s->opt.log) {
@@ -434,7 +427,7 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
                 (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9, now,
                 n, fbf_engine_nb_waiting(s->engine), fbf_engine_nb_running(s->engine));
     }
-    *reply = s->reply;
-    *reply_len = strlen(s->reply);
+    *reply = s->out.p;
+    *reply_len = s->out.len;
     return s->ended ? FBF_BV4_ENDED : 0;
 }

@@ -12,6 +12,7 @@
 
 #include "io/bv4_fetch.h"
 #include "io/bv4_session.h"
+#include "io/jbuf.h"
 #include "io/json_arena.h"
 
 struct fbf_bv4_session {
@@ -24,20 +25,16 @@ struct fbf_bv4_session {
     double last_call; /* the latest CALL_ME_LATER sent, NAN before any */
     fbf_json_arena *arena; /* holds the request being handled */
     fbf_bv4_fetch *fetch;  /* Redis mode: job descriptions from the store */
-    char *reply; /* reused across messages; grows when a reply outgrows it */
-    size_t reply_cap;
+    fbf_jbuf out; /* the reply's text, reused across messages */
     unsigned long nb_messages;
     bool query_due, final_query; /* query_energy */
     double energy; /* the last consumed_energy answered, NAN before */
 };
 
-/* Builds the reply of the decision point just decided into *out (the
- * caller deletes it): the engine's decisions in D0 order, with tags,
- * registrations, notifications, queries and the answers, every event
- * stamped now. Takes the events out of registrations and answers. */
-int fbf_bv4_reply_build(fbf_bv4_session *s, cJSON *registrations, cJSON *answers, cJSON **out);
-
-/* Prints out into the session's reply buffer. 0 or -ENOMEM. */
-int fbf_bv4_reply_print(fbf_bv4_session *s, cJSON *out);
+/* Writes the reply of the decision point just decided into s->out: the
+ * engine's decisions in D0 order, with tags, registrations,
+ * notifications, queries and the answers, every event stamped now.
+ * Stamps the events of registrations and answers. 0 or -ENOMEM. */
+int fbf_bv4_reply_build(fbf_bv4_session *s, cJSON *registrations, cJSON *answers);
 
 #endif

@@ -79,6 +79,14 @@ cJSON *fbf_test_bv4_check_reply(const char *req, const char *reply, size_t reply
     if (!rp)
         fail_msg("reply is not JSON: %s", reply);
     assert_non_null(rq);
+    /* The reply is written as text, not printed from a tree: it must be
+     * exactly what cJSON prints for the same events (compact, same
+     * numbers), so that peers comparing texts see no change. */
+    char *again = cJSON_PrintUnformatted(rp);
+    assert_non_null(again);
+    if (strcmp(again, reply) != 0)
+        fail_msg("reply is not in cJSON's compact form:\n  got  %s\n  want %s", reply, again);
+    cJSON_free(again);
     const cJSON *rq_now = cJSON_GetObjectItemCaseSensitive(rq, "now");
     const cJSON *rp_now = cJSON_GetObjectItemCaseSensitive(rp, "now");
     assert_true(cJSON_IsNumber(rp_now));

@@ -71,7 +71,7 @@
 #include "engine/idset.h"
 #include "io/bv4_redis.h"
 #include "tools/lib/workload.h"
-#include "tools/replay/jbuf.h"
+#include "io/jbuf.h"
 #include "tools/replay/transport.h"
 
 #define FBF_NO_JOB UINT32_MAX

@@ -4,8 +4,9 @@
  * writing digits; the general double path keeps snprintf + strtod so a
  * printed value is always the exact double.
  */
-#include "tools/replay/jbuf.h"
+#include "io/jbuf.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,5 +171,26 @@ void fbf_jbuf_ranges(fbf_jbuf *b, const fbf_range *r, uint32_t n)
         }
         b->len += k;
         b->p[b->len] = '\0';
+    }
+}
+
+void fbf_jbuf_json(fbf_jbuf *b, const cJSON *item)
+{
+    /* cJSON wants 5 spare bytes beyond the text in a caller's buffer. */
+    size_t room = 256;
+    for (;;) {
+        if (!fbf_jbuf_reserve(b, room))
+            return;
+        size_t avail = b->cap - b->len;
+        if (avail > INT_MAX) {
+            b->oom = true;
+            return;
+        }
+        if (cJSON_PrintPreallocated((cJSON *)item, b->p + b->len, (int)avail, 0)) {
+            b->len += strlen(b->p + b->len);
+            return;
+        }
+        b->p[b->len] = '\0';
+        room = avail * 2;
     }
 }

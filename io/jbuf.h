@@ -1,25 +1,30 @@
 /*
- * jbuf: the growable text buffer fastbf-replay writes its messages into.
+ * jbuf: a growable text buffer that JSON messages are written into, token
+ * by token: fastbf's replies (io/bv4_reply.c) and fastbf-replay's
+ * messages (tools/replay).
  *
- * Why not cJSON for the outgoing side: Batsim prints every time with
+ * Why not a cJSON tree on these paths: building one costs a malloc per
+ * node and printing walks it again, on the hottest path of every
+ * exchange; the messages are flat and their shape is fixed, so appending
+ * text is both simpler and faster. Batsim also prints every time with
  * "%f" (6 decimals) and workload integers as integers, which cJSON's
- * number printer cannot do, and building a cJSON tree per message costs a
- * malloc per node on the replayer's hottest path. Messages are flat and
- * their shape is fixed, so appending text is both simpler and faster; cJSON
- * still parses every reply and builds summary.json.
+ * number printer cannot do. cJSON still parses every message, and prints
+ * the rare events built as trees (fbf_jbuf_json).
  *
  * Invariants: p[0..len) is the text written so far; p is NUL-terminated
  * whenever cap > 0. An allocation failure sets oom and turns every later
  * append into a no-op, so callers check oom once per message.
  * Every number written reads back (strtod) as the very double given.
  */
-#ifndef FBF_REPLAY_JBUF_H
-#define FBF_REPLAY_JBUF_H
+#ifndef FBF_IO_JBUF_H
+#define FBF_IO_JBUF_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "engine/idset.h"
 
@@ -66,5 +71,7 @@ void fbf_jbuf_int(fbf_jbuf *b, int64_t v);
 void fbf_jbuf_fmt(char *buf, size_t cap, double v);
 /* An interval set "0-3 8 10-11" from n normalised ranges (no quotes). */
 void fbf_jbuf_ranges(fbf_jbuf *b, const fbf_range *r, uint32_t n);
+/* item printed unformatted, as cJSON prints it. */
+void fbf_jbuf_json(fbf_jbuf *b, const cJSON *item);
 
 #endif
