@@ -4,24 +4,45 @@
  * A REP socket never tells its owner that the peer went away, so a Batsim
  * that dies mid-simulation would leave fastbf waiting forever. A socket
  * monitor reports accepted and closed connections on an inproc PAIR
- * socket; once the conversation has started, losing the last connected
- * peer before SIMULATION_ENDS is an error. A stray connection that comes
- * and goes (a port probe) changes nothing. The exchange itself stays a
- * plain blocking receive (zmq_poll over both sockets costs about 10 us per
- * exchange): the receive times out every MONITOR_MS, and only then are the
- * monitor's events read, so a lost Batsim is noticed within that delay. The socket lingers 1 s at close so
- * the last reply (to SIMULATION_ENDS) still leaves when the process exits.
+ * socket, which a watcher thread reads; once the conversation has started,
+ * losing the last connected peer before SIMULATION_ENDS is an error. A
+ * stray connection that comes and goes (a port probe) changes nothing.
+ *
+ * The exchange itself stays a plain blocking receive with no timeout: a
+ * receive that times out now and then to look at the monitor arms and
+ * cancels a kernel timer on every wait, and zmq_poll over both sockets
+ * costs about 10 us per exchange; either is a visible share of a loopback
+ * round trip. The watcher, which sleeps in zmq_poll until something
+ * happens on its own sockets, ends the wait instead: on a lost Batsim it
+ * shuts the context down (zmq_ctx_shutdown is thread-safe), which makes
+ * the I/O thread's receive or send fail with ETERM.
+ *
+ * Invariants: sock and stop_tx belong to the I/O thread; mon and stop_rx
+ * to the watcher from its start to its end, which the I/O thread joins
+ * before closing anything; received and lost are the only shared state.
+ * The socket lingers 1 s at close so the last reply (to SIMULATION_ENDS)
+ * still leaves when the process exits.
  */
 #include "io/zmq_server.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <zmq.h>
 
-#define MONITOR_MS 500
+typedef struct watch {
+    void *ctx;
+    void *mon, *stop_rx; /* the watcher's */
+    void *stop_tx;       /* the I/O thread's end of the stop pair */
+    atomic_ulong received; /* requests received so far */
+    atomic_bool lost;      /* the watcher shut the context down */
+    pthread_t thread;
+    bool running;
+} watch;
 
 /* Reads one pending monitor event without waiting; returns its number
  * (ZMQ_EVENT_*), or 0 when there is none. */
@@ -38,50 +59,112 @@ static uint16_t read_monitor_event(void *mon)
     return ev;
 }
 
-static int serve_loop(void *sock, void *mon, fbf_bv4_session *s, fbf_error *err)
+static void *watch_main(void *arg)
+{
+    watch *w = arg;
+    long peers = 0;
+    for (;;) {
+        zmq_pollitem_t it[2] = {{w->mon, 0, ZMQ_POLLIN, 0}, {w->stop_rx, 0, ZMQ_POLLIN, 0}};
+        if (zmq_poll(it, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break; /* ETERM: the context is going away */
+        }
+        if (it[1].revents & ZMQ_POLLIN)
+            break; /* the exchange is over */
+        bool lost = false;
+        for (uint16_t ev; (ev = read_monitor_event(w->mon)) != 0;) {
+            peers += ev == ZMQ_EVENT_ACCEPTED ? 1 : ev == ZMQ_EVENT_DISCONNECTED ? -1 : 0;
+            lost = lost || (ev == ZMQ_EVENT_DISCONNECTED && peers <= 0);
+        }
+        if (lost && peers <= 0 && atomic_load(&w->received) > 0) {
+            atomic_store(&w->lost, true);
+            zmq_ctx_shutdown(w->ctx);
+            break;
+        }
+    }
+    zmq_close(w->mon);
+    zmq_close(w->stop_rx);
+    return NULL;
+}
+
+/* Starts the watcher of sock; on any failure fastbf serves without
+ * disconnection detection (w->running stays false). */
+static void watch_start(watch *w, void *ctx, void *sock)
+{
+    *w = (watch){.ctx = ctx};
+    char mon_ep[64], stop_ep[64];
+    snprintf(mon_ep, sizeof mon_ep, "inproc://fbf-monitor-%p", (void *)sock);
+    snprintf(stop_ep, sizeof stop_ep, "inproc://fbf-stop-%p", (void *)sock);
+    if (zmq_socket_monitor(sock, mon_ep, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) != 0)
+        return;
+    w->mon = zmq_socket(ctx, ZMQ_PAIR);
+    w->stop_tx = zmq_socket(ctx, ZMQ_PAIR);
+    w->stop_rx = zmq_socket(ctx, ZMQ_PAIR);
+    if (w->mon && w->stop_tx && w->stop_rx && zmq_connect(w->mon, mon_ep) == 0 &&
+        zmq_bind(w->stop_tx, stop_ep) == 0 && zmq_connect(w->stop_rx, stop_ep) == 0 &&
+        pthread_create(&w->thread, NULL, watch_main, w) == 0) {
+        w->running = true;
+        return;
+    }
+    zmq_socket_monitor(sock, NULL, 0);
+    void *const made[] = {w->mon, w->stop_tx, w->stop_rx};
+    for (size_t i = 0; i < sizeof made / sizeof *made; i++)
+        if (made[i])
+            zmq_close(made[i]);
+}
+
+static void watch_stop(watch *w, void *sock)
+{
+    if (!w->running)
+        return;
+    zmq_socket_monitor(sock, NULL, 0);
+    zmq_send(w->stop_tx, "", 0, ZMQ_DONTWAIT); /* fails with ETERM once shut down */
+    pthread_join(w->thread, NULL);
+    zmq_close(w->stop_tx);
+    w->running = false;
+}
+
+static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_error *err)
 {
     zmq_msg_t msg;
     zmq_msg_init(&msg);
     unsigned long received = 0;
-    long peers = 0;
     int rc;
     for (;;) {
+        int e = 0;
+        const char *op = "receive";
         if (zmq_msg_recv(&msg, sock, 0) < 0) {
-            int e = errno;
-            if (e == EAGAIN && mon) { /* a quiet moment: is Batsim still there? */
-                bool lost = false;
-                for (uint16_t ev; (ev = read_monitor_event(mon)) != 0;) {
-                    peers += ev == ZMQ_EVENT_ACCEPTED ? 1 : ev == ZMQ_EVENT_DISCONNECTED ? -1 : 0;
-                    lost = lost || (ev == ZMQ_EVENT_DISCONNECTED && peers <= 0);
-                }
-                if (!(lost && peers <= 0 && received > 0))
-                    continue;
-                rc = fbf_errorf(err, -ECONNRESET,
-                                "Batsim disconnected after %lu messages, before "
-                                "SIMULATION_ENDS",
-                                received);
+            e = errno;
+            if (e == EINTR) {
+                rc = fbf_errorf(err, -EINTR, "interrupted while waiting for Batsim");
                 break;
             }
-            rc = e == EINTR ? fbf_errorf(err, -EINTR, "interrupted while waiting for Batsim")
-                            : fbf_errorf(err, -e, "receive failed: %s", zmq_strerror(e));
-            break;
+        } else {
+            atomic_store(&w->received, ++received);
+            const char *reply;
+            size_t len;
+            rc = fbf_bv4_session_handle(s, zmq_msg_data(&msg), zmq_msg_size(&msg), &reply, &len,
+                                        err);
+            if (rc < 0)
+                break;
+            if (zmq_send(sock, reply, len, 0) >= 0) {
+                if (rc == FBF_BV4_ENDED) {
+                    rc = 0;
+                    break;
+                }
+                continue;
+            }
+            e = errno;
+            op = "send";
         }
-        received++;
-        const char *reply;
-        size_t len;
-        rc = fbf_bv4_session_handle(s, zmq_msg_data(&msg), zmq_msg_size(&msg), &reply, &len,
-                                    err);
-        if (rc < 0)
-            break;
-        if (zmq_send(sock, reply, len, 0) < 0) {
-            int e = errno;
-            rc = fbf_errorf(err, -e, "send failed: %s", zmq_strerror(e));
-            break;
-        }
-        if (rc == FBF_BV4_ENDED) {
-            rc = 0;
-            break;
-        }
+        if (e == ETERM && atomic_load(&w->lost))
+            rc = fbf_errorf(err, -ECONNRESET,
+                            "Batsim disconnected after %lu messages, before SIMULATION_ENDS",
+                            received);
+        else
+            rc = fbf_errorf(err, -e, "%s failed: %s", op, zmq_strerror(e));
+        break;
     }
     zmq_msg_close(&msg);
     return rc;
@@ -91,7 +174,6 @@ int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_error *err)
 {
     void *zctx = zmq_ctx_new();
     void *sock = zctx ? zmq_socket(zctx, ZMQ_REP) : NULL;
-    void *mon = NULL;
     int rc;
     if (!sock) {
         rc = fbf_errorf(err, -errno, "cannot create a ZeroMQ socket: %s", zmq_strerror(errno));
@@ -103,23 +185,11 @@ int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_error *err)
         rc = fbf_errorf(err, -errno, "cannot bind %s: %s", endpoint, zmq_strerror(errno));
         goto out;
     }
-    char mon_ep[64];
-    snprintf(mon_ep, sizeof mon_ep, "inproc://fbf-monitor-%p", (void *)sock);
-    if (zmq_socket_monitor(sock, mon_ep, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) == 0 &&
-        (mon = zmq_socket(zctx, ZMQ_PAIR)) != NULL && zmq_connect(mon, mon_ep) != 0) {
-        zmq_close(mon);
-        mon = NULL; /* serve without disconnection detection */
-    }
-    if (mon) {
-        int ms = MONITOR_MS;
-        zmq_setsockopt(sock, ZMQ_RCVTIMEO, &ms, sizeof ms);
-    }
-    rc = serve_loop(sock, mon, s, err);
+    watch w;
+    watch_start(&w, zctx, sock);
+    rc = serve_loop(sock, &w, s, err);
+    watch_stop(&w, sock);
 out:
-    if (mon) {
-        zmq_socket_monitor(sock, NULL, 0);
-        zmq_close(mon);
-    }
     if (sock)
         zmq_close(sock);
     if (zctx)

@@ -3,21 +3,32 @@
  * transport.h): a REQ socket connected to a scheduler's endpoint, and the
  * same with a scheduler process this replayer starts and must clean up.
  *
- * Waiting for a reply is a loop of short receives (RECV_SLICE_MS) rather
- * than one receive with the whole timeout, so a spawned scheduler that dies
- * is reported within a slice with its exit status, instead of after the
- * full --timeout; a reply that is already there costs one call as before.
+ * Waiting for a reply is one blocking receive with no timeout: a receive
+ * with a timeout arms and cancels a kernel timer on every wait, a visible
+ * share of a loopback round trip. A watcher thread looks every
+ * WATCH_SLICE_MS at the exchange in flight instead: when it has waited
+ * longer than --timeout, or when the spawned scheduler has exited (seen
+ * with WNOWAIT, so that the reaping and its status stay with the caller's
+ * thread), it records why and shuts the context down (zmq_ctx_shutdown is
+ * thread-safe), which makes the receive fail with ETERM. A scheduler that
+ * dies is so reported within a slice with its exit status, instead of
+ * after the full --timeout.
  *
  * Invariants: the socket is only touched by the calling thread; reply_msg
  * holds the last reply until the next exchange; child > 0 while a spawned
- * process may still be alive and unreaped. The signal handler only reads
- * g_child_pgid (sig_atomic_t) and kills that one process group.
+ * process may still be alive and unreaped, and it does not change while
+ * the watcher runs; the watcher shares only inflight_ns, why and (under
+ * mu) stop. The signal handler only reads g_child_pgid (sig_atomic_t) and
+ * kills that one process group.
  */
 #include "tools/replay/transport.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -30,7 +41,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#define RECV_SLICE_MS 100
+#define WATCH_SLICE_MS 100
 #define FINISH_GRACE_S 5.0 /* how long a scheduler may linger after SIMULATION_ENDS */
 #define KILL_GRACE_S 1.0   /* between SIGTERM and SIGKILL */
 
@@ -43,7 +54,17 @@ typedef struct zmq_tr {
     pid_t child;      /* 0: none, or reaped */
     int child_status; /* valid once reaped */
     bool reaped;
+    /* The watcher (started by the first exchange). */
+    pthread_t watcher;
+    bool watching;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    bool stop;                  /* under mu */
+    atomic_llong inflight_ns;   /* when the exchange in flight began; 0: none */
+    atomic_int why;             /* WHY_*: why the watcher shut the context down */
 } zmq_tr;
+
+enum { WHY_NONE, WHY_TIMEOUT, WHY_CHILD };
 
 static volatile sig_atomic_t g_child_pgid;
 
@@ -114,6 +135,60 @@ static void kill_child(zmq_tr *t)
     }
 }
 
+static long long mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* True once the child has exited; it stays waitable (WNOWAIT). */
+static bool child_exited(pid_t pid)
+{
+    siginfo_t si = {0};
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+static void *watch_main(void *arg)
+{
+    zmq_tr *t = arg;
+    long long limit = (long long)fmin(t->timeout_s * 1e9, 9e18);
+    pthread_mutex_lock(&t->mu);
+    while (!t->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += WATCH_SLICE_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&t->wake, &t->mu, &until);
+        long long since = atomic_load(&t->inflight_ns);
+        if (t->stop || since == 0)
+            continue;
+        int why = t->child > 0 && child_exited(t->child) ? WHY_CHILD
+                  : mono_ns() - since >= limit          ? WHY_TIMEOUT
+                                                         : WHY_NONE;
+        if (why != WHY_NONE) {
+            atomic_store(&t->why, why);
+            zmq_ctx_shutdown(t->ctx);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+static void watch_stop(zmq_tr *t)
+{
+    if (!t->watching)
+        return;
+    pthread_mutex_lock(&t->mu);
+    t->stop = true;
+    pthread_cond_signal(&t->wake);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->watcher, NULL);
+    t->watching = false;
+}
+
 static int zmq_exchange(fbf_transport *base, const char *req, size_t len, const char **reply,
                         size_t *reply_len, fbf_error *err)
 {
@@ -122,40 +197,42 @@ static int zmq_exchange(fbf_transport *base, const char *req, size_t len, const 
         zmq_msg_close(&t->reply_msg);
         t->have_reply = false;
     }
+    if (!t->watching) {
+        if (pthread_create(&t->watcher, NULL, watch_main, t) != 0)
+            return fbf_errorf(err, -EAGAIN, "cannot start the thread that watches %s",
+                              t->base.what);
+        t->watching = true;
+    }
+    atomic_store(&t->inflight_ns, mono_ns());
     while (zmq_send(t->sock, req, len, 0) < 0) {
         if (errno == EINTR)
             continue;
+        atomic_store(&t->inflight_ns, 0);
         if (errno == EAGAIN)
             return fbf_errorf(err, -ETIMEDOUT, "could not send to %s within %g s",
                               t->base.what, t->timeout_s);
         return fbf_errorf(err, -EIO, "sending to %s: %s", t->base.what, zmq_strerror(errno));
     }
     zmq_msg_init(&t->reply_msg);
-    double start = mono_s();
-    for (;;) {
-        if (zmq_msg_recv(&t->reply_msg, t->sock, 0) >= 0)
-            break;
+    while (zmq_msg_recv(&t->reply_msg, t->sock, 0) < 0) {
         int e = errno;
         if (e == EINTR)
             continue;
-        if (e != EAGAIN) {
-            zmq_msg_close(&t->reply_msg);
-            return fbf_errorf(err, -EIO, "receiving from %s: %s", t->base.what,
-                              zmq_strerror(e));
-        }
-        if (t->child > 0 && child_gone(t)) {
+        atomic_store(&t->inflight_ns, 0);
+        zmq_msg_close(&t->reply_msg);
+        int why = e == ETERM ? atomic_load(&t->why) : WHY_NONE;
+        if (why == WHY_CHILD && child_gone(t)) {
             char how[96];
             describe_status(t->child_status, how, sizeof how);
-            zmq_msg_close(&t->reply_msg);
             return fbf_errorf(err, -ECHILD, "the scheduler %s before replying", how);
         }
-        if (mono_s() - start >= t->timeout_s) {
-            zmq_msg_close(&t->reply_msg);
+        if (why != WHY_NONE)
             return fbf_errorf(err, -ETIMEDOUT,
                               "no reply from the scheduler at %s within %g s (--timeout)",
                               t->base.what, t->timeout_s);
-        }
+        return fbf_errorf(err, -EIO, "receiving from %s: %s", t->base.what, zmq_strerror(e));
     }
+    atomic_store(&t->inflight_ns, 0);
     t->have_reply = true;
     *reply = zmq_msg_data(&t->reply_msg);
     *reply_len = zmq_msg_size(&t->reply_msg);
@@ -183,6 +260,7 @@ static int zmq_finish(fbf_transport *base, fbf_error *err)
 static void zmq_destroy(fbf_transport *base)
 {
     zmq_tr *t = (zmq_tr *)base;
+    watch_stop(t); /* before the context goes: the watcher may shut it down */
     if (t->have_reply)
         zmq_msg_close(&t->reply_msg);
     if (t->sock)
@@ -191,6 +269,8 @@ static void zmq_destroy(fbf_transport *base)
         zmq_ctx_term(t->ctx);
     if (t->child > 0)
         kill_child(t);
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->wake);
     free(t);
 }
 
@@ -209,6 +289,8 @@ static zmq_tr *zmq_open(const char *endpoint, double timeout_s, fbf_error *err)
     }
     t->base.ops = &zmq_ops;
     t->timeout_s = timeout_s;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->wake, NULL);
     snprintf(t->base.what, sizeof t->base.what, "%s", endpoint);
     t->ctx = zmq_ctx_new();
     t->sock = t->ctx ? zmq_socket(t->ctx, ZMQ_REQ) : NULL;
@@ -217,10 +299,9 @@ static zmq_tr *zmq_open(const char *endpoint, double timeout_s, fbf_error *err)
         zmq_destroy(&t->base);
         return NULL;
     }
-    int linger = 0, slice = RECV_SLICE_MS;
+    int linger = 0;
     int sndto = timeout_s * 1000 > 1e9 ? -1 : (int)ceil(timeout_s * 1000);
     zmq_setsockopt(t->sock, ZMQ_LINGER, &linger, sizeof linger);
-    zmq_setsockopt(t->sock, ZMQ_RCVTIMEO, &slice, sizeof slice);
     zmq_setsockopt(t->sock, ZMQ_SNDTIMEO, &sndto, sizeof sndto);
     /* A scheduler started by the replayer binds a little after the
      * connect: retry within a millisecond, backing off to ZeroMQ's usual

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""How close a full replay over ZeroMQ comes to the bare transport.
+
+Alternates, PAIRS times, a full replay of TRACE against fastbf over
+loopback TCP (`fastbf-replay TRACE --scheduler "fastbf --policy POLICY"`)
+and a bare ZeroMQ REQ/REP echo loop over the same transport
+(`fastbf-replay --echo-bench N`) of as many round trips as the replay had
+exchanges, so that both run about as long. The replay's exchange rate is its exchanges
+divided by its wall time (summary.json: exchanges / wall_s.total); the
+echo's is the round trips per second it prints. Each pair's ratio is
+replay rate / echo rate, taken minutes apart at most, so that the load
+of a shared machine weighs on both alike; the median pair is the figure.
+
+With --pin CPU, both processes of each run share that one CPU
+(taskset), which takes the scheduler of the operating system out of the
+comparison: the round trip then costs two context switches on both sides.
+
+Writes a JSON report (--out) and prints one line per pair.
+Usage: socket_ratio.py --bin DIR --trace FILE [--policy fcfs] [--pairs 7]
+                       [--pin CPU] --out FILE
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def pinned(cmd, cpu):
+    return (["taskset", "-c", str(cpu)] + cmd) if cpu is not None else cmd
+
+
+def echo_rate(args, trips):
+    cmd = pinned([os.path.join(args.bin, "fastbf-replay"), "--echo-bench", str(trips)],
+                 args.pin)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    m = re.search(r"([0-9.]+) round trips/s", out)
+    if not m:
+        sys.exit(f"socket_ratio: no rate in the echo bench's output: {out.strip()!r}")
+    return float(m.group(1))
+
+
+def replay_rate(args):
+    sched = f"{shlex.quote(os.path.join(args.bin, 'fastbf'))} --policy {args.policy}"
+    if args.pin is not None:
+        sched = f"taskset -c {args.pin} {sched}"
+    with tempfile.TemporaryDirectory() as d:
+        cmd = pinned([os.path.join(args.bin, "fastbf-replay"), args.trace, "--quiet",
+                      "--scheduler", sched, "--out", d], args.pin)
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        with open(os.path.join(d, "summary.json")) as f:
+            s = json.load(f)
+    done, total = s["jobs"]["done"], s["jobs"]["in_workload"]
+    if done != total:
+        sys.exit(f"socket_ratio: the replay ended with {done} of {total} jobs done")
+    return s["exchanges"] / s["wall_s"]["total"], s["exchanges"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", required=True, help="folder with fastbf and fastbf-replay")
+    ap.add_argument("--trace", required=True)
+    ap.add_argument("--policy", default="fcfs")
+    ap.add_argument("--pairs", type=int, default=7)
+    ap.add_argument("--pin", type=int, default=None, metavar="CPU")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    if args.pairs < 1:
+        sys.exit("socket_ratio: --pairs must be at least 1")
+    pairs = []
+    for i in range(args.pairs):
+        r, n = replay_rate(args)
+        e = echo_rate(args, n)
+        pairs.append({"echo_per_s": e, "replay_per_s": r, "ratio": r / e})
+        print(f"pair {i + 1}: echo {e:,.0f}/s, replay {r:,.0f}/s ({n:,} exchanges), "
+              f"ratio {r / e:.3f}", flush=True)
+    med = statistics.median(p["ratio"] for p in pairs)
+    report = {"trace": os.path.basename(args.trace), "policy": args.policy,
+              "pin": args.pin, "pairs": pairs, "median_ratio": med,
+              "min_ratio": min(p["ratio"] for p in pairs),
+              "max_ratio": max(p["ratio"] for p in pairs)}
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=1)
+    print(f"median ratio {med:.3f} (min {report['min_ratio']:.3f}, max {report['max_ratio']:.3f})")
+
+
+if __name__ == "__main__":
+    main()
