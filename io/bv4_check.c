@@ -47,7 +47,7 @@ static int bad(const ctx *c, const char *field, const char *want, const cJSON *g
 
 static const cJSON *get(const cJSON *o, const char *k)
 {
-    return cJSON_GetObjectItemCaseSensitive(o, k);
+    return fbf_json_get(o, k);
 }
 
 static bool is_int(const cJSON *v)

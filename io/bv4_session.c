@@ -83,19 +83,19 @@ fbf_engine *fbf_bv4_session_engine(fbf_bv4_session *s) { return s->engine; }
 static bool config_flag(const cJSON *config, const char *flat, const char *group,
                         const char *sub, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, flat);
+    const cJSON *v = fbf_json_get(config, flat);
     if (cJSON_IsBool(v))
         return cJSON_IsTrue(v);
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(config, group);
+    const cJSON *g = fbf_json_get(config, group);
     if (sub)
-        g = cJSON_GetObjectItemCaseSensitive(g, sub);
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, key));
+        g = fbf_json_get(g, sub);
+    return cJSON_IsTrue(fbf_json_get(g, key));
 }
 
 static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
 {
     /* Redis (config.redis-*) was set up by fbf_bv4_fetch_prepare(). */
-    const cJSON *config = cJSON_GetObjectItemCaseSensitive(data, "config");
+    const cJSON *config = fbf_json_get(data, "config");
     s->dynamic_jobs =
         config_flag(config, "dynamic-jobs-enabled", "job_submission", "from_scheduler", "enabled");
     if (s->opt.submitter) {
@@ -106,7 +106,7 @@ static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
         int rc = fbf_bv4_register_configure(s->opt.submitter, s->dynamic_jobs, acks, err);
         if (rc == 0)
             rc = fbf_bv4_register_known_profiles(
-                s->opt.submitter, cJSON_GetObjectItemCaseSensitive(data, "profiles"), err);
+                s->opt.submitter, fbf_json_get(data, "profiles"), err);
         if (rc < 0)
             return rc;
     }
@@ -127,16 +127,16 @@ static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
 
 static int on_submitted(fbf_bv4_session *s, double ts, const cJSON *data, fbf_error *err)
 {
-    const char *id = cJSON_GetObjectItemCaseSensitive(data, "job_id")->valuestring;
-    const cJSON *job = cJSON_GetObjectItemCaseSensitive(data, "job");
+    const char *id = fbf_json_get(data, "job_id")->valuestring;
+    const cJSON *job = fbf_json_get(data, "job");
     if (!job) /* Redis mode: read before the message was applied */
         job = fbf_bv4_fetch_next(s->fetch);
     if (!job)
         return fbf_errorf(err, -EPROTO, "data.job: expected an object (fastbf needs job "
                                         "descriptions), got nothing");
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(job, "res");
-    const cJSON *wall = cJSON_GetObjectItemCaseSensitive(job, "walltime");
-    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(job, "subtime");
+    const cJSON *res = fbf_json_get(job, "res");
+    const cJSON *wall = fbf_json_get(job, "walltime");
+    const cJSON *sub = fbf_json_get(job, "subtime");
     double walltime = cJSON_IsNumber(wall) ? wall->valuedouble : -1.0;
     double subtime = cJSON_IsNumber(sub) ? sub->valuedouble : ts;
     fbf_error inner;
@@ -175,9 +175,9 @@ static void log_progress(fbf_bv4_session *s, const char *id, const cJSON *p)
 {
     char text[256];
     size_t len = 0;
-    for (; p && len < sizeof text - 32; p = cJSON_GetObjectItemCaseSensitive(p, "current_task")) {
-        const cJSON *idx = cJSON_GetObjectItemCaseSensitive(p, "current_task_index");
-        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(p, "progress");
+    for (; p && len < sizeof text - 32; p = fbf_json_get(p, "current_task")) {
+        const cJSON *idx = fbf_json_get(p, "current_task_index");
+        const cJSON *pr = fbf_json_get(p, "progress");
         if (idx)
             len += (size_t)snprintf(text + len, sizeof text - len, "task %.0f > ",
                                     idx->valuedouble);
@@ -192,11 +192,11 @@ static int on_killed(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
 {
     if (s->opt.log) {
         const cJSON *p;
-        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(data, "job_progress"))
+        cJSON_ArrayForEach(p, fbf_json_get(data, "job_progress"))
             log_progress(s, p->string, p);
     }
     const cJSON *id;
-    cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(data, "job_ids"))
+    cJSON_ArrayForEach(id, fbf_json_get(data, "job_ids"))
     {
         fbf_job_h h = fbf_engine_find(s->engine, id->valuestring);
         if (h == FBF_JOB_NONE)
@@ -213,7 +213,7 @@ static int on_killed(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
 
 static int on_notify(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
 {
-    const char *what = cJSON_GetObjectItemCaseSensitive(data, "type")->valuestring;
+    const char *what = fbf_json_get(data, "type")->valuestring;
     if (strcmp(what, "no_more_static_job_to_submit") == 0)
         s->no_more_static = s->query_due = true;
     else if (strcmp(what, "no_more_external_event_to_occur") == 0)
@@ -255,17 +255,17 @@ static int apply(fbf_bv4_session *s, event_source *src, cJSON *answers, fbf_erro
     const cJSON *ev;
     int index = 0, more;
     while ((more = next_event(src, &ev, err)) == 1) {
-        double ts = cJSON_GetObjectItemCaseSensitive(ev, "timestamp")->valuedouble;
-        const char *type = cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring;
-        const cJSON *data = cJSON_GetObjectItemCaseSensitive(ev, "data");
+        double ts = fbf_json_get(ev, "timestamp")->valuedouble;
+        const char *type = fbf_json_get(ev, "type")->valuestring;
+        const cJSON *data = fbf_json_get(ev, "data");
         int rc = 0;
         switch (fbf_bv4_event_of(ev)) {
         case FBF_BV4_SIMULATION_BEGINS: rc = on_begins(s, data, err); break;
         case FBF_BV4_JOB_SUBMITTED: rc = on_submitted(s, ts, data, err); break;
         case FBF_BV4_JOB_COMPLETED:
             rc = on_completed(s, "data.job_id",
-                              cJSON_GetObjectItemCaseSensitive(data, "job_id")->valuestring,
-                              cJSON_GetObjectItemCaseSensitive(data, "alloc"), err);
+                              fbf_json_get(data, "job_id")->valuestring,
+                              fbf_json_get(data, "alloc"), err);
             break;
         case FBF_BV4_JOB_KILLED: rc = on_killed(s, data, err); break;
         case FBF_BV4_NOTIFY: rc = on_notify(s, data, err); break;
@@ -295,15 +295,15 @@ static void fill_answers(fbf_bv4_session *s, cJSON *answers)
     cJSON *a;
     cJSON_ArrayForEach(a, answers)
     {
-        cJSON *est = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(a, "data"), "estimate_waiting_time");
+        cJSON *est = fbf_json_get(
+            fbf_json_get(a, "data"), "estimate_waiting_time");
         cJSON *res = cJSON_DetachItemFromObjectCaseSensitive(est, "res");
         cJSON *wall = cJSON_DetachItemFromObjectCaseSensitive(est, "walltime");
         double t = NAN;
         /* A job the engine knows needs no hypothesis: a started job waits
          * no more, a waiting one starts at its reservation when it holds
          * one. Otherwise, a potential job (res, walltime) submitted now. */
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(est, "job_id");
+        const cJSON *id = fbf_json_get(est, "job_id");
         fbf_job_h h = fbf_engine_find(s->engine, id->valuestring);
         if (h != FBF_JOB_NONE && fbf_engine_job_state(s->engine, h) == FBF_JOB_RUNNING)
             t = fmax(fbf_engine_job_start(s->engine, h), now);
@@ -377,13 +377,13 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
          * extra walk over the events. */
         if (rc == 0 && (!s->begun || fbf_bv4_fetch_store(s->fetch)))
             rc = fbf_bv4_fetch_prepare(s->fetch,
-                                       cJSON_GetObjectItemCaseSensitive(root, "events"),
+                                       fbf_json_get(root, "events"),
                                        s->opt.log, err);
         if (rc < 0)
             return rc;
         s->begun = true;
-        now = cJSON_GetObjectItemCaseSensitive(root, "now")->valuedouble;
-        src.next = cJSON_GetObjectItemCaseSensitive(root, "events")->child;
+        now = fbf_json_get(root, "now")->valuedouble;
+        src.next = fbf_json_get(root, "events")->child;
     } else
         now = env.now;
     s->nb_messages++;

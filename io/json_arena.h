@@ -25,6 +25,7 @@
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
+#include <string.h>
 
 #define FBF_JSON_ARENA_KEEP ((size_t)4 << 20)
 
@@ -47,5 +48,18 @@ void fbf_json_arena_release(fbf_json_arena *a);
 
 /* Bytes of blocks the arena holds now. */
 size_t fbf_json_arena_footprint(const fbf_json_arena *a);
+
+/* cJSON_GetObjectItemCaseSensitive(o, key), for the hot paths that look
+ * up several keys per event: the first byte rules most members out
+ * before a call to strcmp. */
+static inline cJSON *fbf_json_get(const cJSON *o, const char *key)
+{
+    if (!o)
+        return NULL;
+    for (cJSON *c = o->child; c; c = c->next)
+        if (c->string && c->string[0] == key[0] && strcmp(c->string, key) == 0)
+            return c;
+    return NULL;
+}
 
 #endif

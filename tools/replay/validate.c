@@ -34,6 +34,7 @@
  */
 #include "tools/replay/replay.h"
 #include "tools/replay/machines.h"
+#include "io/json_arena.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -102,7 +103,7 @@ static int64_t job_of(fbf_replay *r, const cJSON *v, long ev, const char *type, 
 static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
 {
     static const char T[] = "EXECUTE_JOB";
-    int64_t ji = job_of(r, cJSON_GetObjectItemCaseSensitive(data, "job_id"), ev, T, "job_id");
+    int64_t ji = job_of(r, fbf_json_get(data, "job_id"), ev, T, "job_id");
     if (ji < 0)
         return -EPROTO;
     fbf_rjob *j = &r->jobs[ji];
@@ -116,7 +117,7 @@ static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
         }
         return fail(r, ev, T, wj->id, "the job %s%s", state_names[j->state], when);
     }
-    const cJSON *alloc = cJSON_GetObjectItemCaseSensitive(data, "alloc");
+    const cJSON *alloc = fbf_json_get(data, "alloc");
     if (!cJSON_IsString(alloc))
         return fail(r, ev, T, wj->id, "field data.alloc is missing or not a string");
     fbf_error perr;
@@ -164,7 +165,7 @@ static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
 static int do_reject(fbf_replay *r, const cJSON *data, long ev)
 {
     static const char T[] = "REJECT_JOB";
-    int64_t ji = job_of(r, cJSON_GetObjectItemCaseSensitive(data, "job_id"), ev, T, "job_id");
+    int64_t ji = job_of(r, fbf_json_get(data, "job_id"), ev, T, "job_id");
     if (ji < 0)
         return -EPROTO;
     fbf_rjob *j = &r->jobs[ji];
@@ -179,7 +180,7 @@ static int do_reject(fbf_replay *r, const cJSON *data, long ev)
 static int do_kill(fbf_replay *r, const cJSON *data, long ev, double at)
 {
     static const char T[] = "KILL_JOB";
-    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(data, "job_ids");
+    const cJSON *ids = fbf_json_get(data, "job_ids");
     if (!cJSON_IsArray(ids))
         return fail(r, ev, T, NULL, "field data.job_ids is missing or not an array");
     size_t n = (size_t)cJSON_GetArraySize(ids);
@@ -227,10 +228,10 @@ static int do_kill(fbf_replay *r, const cJSON *data, long ev, double at)
 static int do_metadata(fbf_replay *r, const cJSON *data, long ev)
 {
     static const char T[] = "SET_JOB_METADATA";
-    int64_t ji = job_of(r, cJSON_GetObjectItemCaseSensitive(data, "job_id"), ev, T, "job_id");
+    int64_t ji = job_of(r, fbf_json_get(data, "job_id"), ev, T, "job_id");
     if (ji < 0)
         return -EPROTO;
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(data, "metadata");
+    const cJSON *m = fbf_json_get(data, "metadata");
     if (!cJSON_IsString(m))
         return fail(r, ev, T, r->wl->jobs[ji].id, "field data.metadata is missing or not a string");
     size_t len = strlen(m->valuestring) + 1;
@@ -245,14 +246,14 @@ static int do_metadata(fbf_replay *r, const cJSON *data, long ev)
 static int do_change_state(fbf_replay *r, const cJSON *data, long ev, double at)
 {
     static const char T[] = "CHANGE_JOB_STATE";
-    int64_t ji = job_of(r, cJSON_GetObjectItemCaseSensitive(data, "job_id"), ev, T, "job_id");
+    int64_t ji = job_of(r, fbf_json_get(data, "job_id"), ev, T, "job_id");
     if (ji < 0)
         return -EPROTO;
     const char *id = r->wl->jobs[ji].id;
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(data, "job_state");
+    const cJSON *st = fbf_json_get(data, "job_state");
     if (!cJSON_IsString(st))
         return fail(r, ev, T, id, "field data.job_state is missing or not a string");
-    const cJSON *why = cJSON_GetObjectItemCaseSensitive(data, "kill_reason");
+    const cJSON *why = fbf_json_get(data, "kill_reason");
     if (why && !cJSON_IsString(why))
         return fail(r, ev, T, id, "field data.kill_reason is not a string");
     fbf_rjob *j = &r->jobs[ji];
@@ -286,11 +287,11 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
 {
     if (!cJSON_IsObject(e))
         return fail(r, i, NULL, NULL, "the event is not an object");
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(e, "type");
+    const cJSON *type = fbf_json_get(e, "type");
     if (!cJSON_IsString(type))
         return fail(r, i, NULL, NULL, "field type is missing or not a string");
     const char *t = type->valuestring;
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "timestamp");
+    const cJSON *ts = fbf_json_get(e, "timestamp");
     if (!cJSON_IsNumber(ts) || !isfinite(ts->valuedouble))
         return fail(r, i, t, NULL, "field timestamp is missing or not a number");
     char a[40], b[40];
@@ -306,7 +307,7 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
                     "(timestamps must not decrease)", a, b);
     }
     *prev = ts->valuedouble;
-    const cJSON *data = cJSON_GetObjectItemCaseSensitive(e, "data");
+    const cJSON *data = fbf_json_get(e, "data");
     if (!cJSON_IsObject(data))
         return fail(r, i, t, NULL, "field data is missing or not an object");
     /* A decision takes effect when it is made, but not before the request
@@ -317,7 +318,7 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
     if (strcmp(t, "REJECT_JOB") == 0)
         return do_reject(r, data, i);
     if (strcmp(t, "CALL_ME_LATER") == 0) {
-        const cJSON *when = cJSON_GetObjectItemCaseSensitive(data, "timestamp");
+        const cJSON *when = fbf_json_get(data, "timestamp");
         if (!cJSON_IsNumber(when) || !isfinite(when->valuedouble))
             return fail(r, i, t, NULL, "field data.timestamp is missing or not a number");
         if (when->valuedouble < now) {
@@ -423,8 +424,8 @@ int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len)
                     (int)show, text + off);
     }
     int rc = 0;
-    const cJSON *now = cJSON_GetObjectItemCaseSensitive(root, "now");
-    const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "events");
+    const cJSON *now = fbf_json_get(root, "now");
+    const cJSON *events = fbf_json_get(root, "events");
     char a[40], b[40];
     if (!cJSON_IsObject(root)) {
         rc = fail(r, -1, NULL, NULL, "the reply is not a JSON object");
