@@ -72,6 +72,7 @@
 #include "io/bv4_redis.h"
 #include "tools/lib/workload.h"
 #include "io/jbuf.h"
+#include "io/json_arena.h"
 #include "tools/replay/transport.h"
 
 #define FBF_NO_JOB UINT32_MAX
@@ -202,6 +203,7 @@ typedef struct fbf_replay {
     fbf_idset scratch; /* parsed alloc of the current EXECUTE_JOB */
 
     fbf_jbuf msg;      /* the request being built */
+    fbf_json_arena *arena; /* holds the reply being checked */
     uint32_t *store_q; /* Redis mode: jobs the request submits (store.c) */
     size_t nstore, store_cap;
     uint8_t *profile_stored;
