@@ -212,6 +212,33 @@ plot {', '.join(parts)}
 
 
 # ---------------------------------------------------------------- report
+def socket_ratio_section(res, w):
+    """The replay over the socket vs the bare echo (bench/socket_ratio.py)."""
+    runs = []
+    for name, how in (("socket_ratio.json", "unpinned"), ("socket_ratio_pinned.json", "both on CPU 0")):
+        path = os.path.join(res, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                runs.append((how, json.load(f)))
+    if not runs:
+        return
+    w("## Socket replay vs bare echo\n")
+    t = runs[0][1]
+    w(f"A full replay of {t['trace']} under {t['policy']} over ZeroMQ (`fastbf-replay TRACE "
+      f"--scheduler \"fastbf --policy {t['policy']}\"`), alternated with a bare echo loop of as "
+      f"many round trips (`fastbf-replay --echo-bench N`); rate = exchanges / wall time. Each "
+      f"pair runs back to back, so both see the same machine load; the median pair is the "
+      f"figure. **Target**: the replay's rate at least 0.90 of the echo's.\n")
+    rows = []
+    for how, r in runs:
+        for i, p in enumerate(r["pairs"]):
+            rows.append([how, str(i + 1), f"{p['echo_per_s']:,.0f}/s", f"{p['replay_per_s']:,.0f}/s",
+                         f"{p['ratio']:.3f}"])
+        rows.append([how, "**median**", "", "", f"**{r['median_ratio']:.3f}**"])
+    w(table(["processes", "pair", "echo", "replay", "replay / echo"], rows))
+    w("")
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit("usage: report.py RESULTS_DIR OUT.md PLOTS_DIR")
@@ -278,6 +305,7 @@ def main():
         w("## Transport floor\n")
         w("A bare ZeroMQ REQ/REP echo loop (`fastbf-replay --echo-bench`), no scheduler:\n")
         w("```\n" + open(echo).read().strip() + "\n```\n")
+    socket_ratio_section(res, w)
 
     # Trace replays
     traces = sorted({c["workload"] for c in cases if c["kind"] == "trace"})

@@ -28,10 +28,11 @@ done
 # Per mode: queue depths, per-case limit (s), hyperfine runs per case and the
 # seconds they may take together, micro-benchmark filter.
 if [ "$mode" = quick ]; then
-    depths="1000 10000"; limit=${limit:-6}; runs=3; repeat_s=5; echo_trips=5000
+    depths="1000 10000"; limit=${limit:-6}; runs=3; repeat_s=5; echo_trips=5000; ratio_pairs=3
     mb_filter='BM_Idset|BM_JobsFind|BM_Decide/easy/workers:1/waiting:(1000|10000)/|BM_Decide/conservative/workers:1/waiting:1000/'
 else
     depths="1000 10000 100000 1000000"; limit=${limit:-60}; runs=5; repeat_s=60; echo_trips=20000
+    ratio_pairs=7
     mb_filter='BM_' # every micro-benchmark
 fi
 [[ "$limit" =~ ^[0-9]+$ && "$limit" -gt 0 ]] || die "--limit: '$limit' is not a whole number of seconds > 0"
@@ -146,6 +147,16 @@ for tr in "${traces[@]}"; do
             "$build/fastbf-replay" "$tr" --scheduler "$bin/fastbf --policy $p"
     done
 done
+
+# The replayer over the socket against the bare transport: a full fcfs
+# replay of the first trace and an echo loop of as many round trips,
+# alternated (bench/socket_ratio.py), unpinned and with both processes on
+# one CPU.
+echo "== socket replay vs bare echo ($ratio_pairs alternated pairs, unpinned and pinned)"
+run python3 bench/socket_ratio.py --bin "$bin" --trace "${traces[0]}" --pairs "$ratio_pairs" \
+    --out "$res/socket_ratio.json" || failed=1
+run python3 bench/socket_ratio.py --bin "$bin" --trace "${traces[0]}" --pairs "$ratio_pairs" \
+    --pin 0 --out "$res/socket_ratio_pinned.json" || failed=1
 
 # Each deep case is the submission burst of N jobs and then the first K
 # exchanges (--max-exchanges): decisions at about N waiting, which a full
