@@ -52,7 +52,7 @@ static int bf_create(fbf_sched *s, int64_t depth, void **state, fbf_error *err)
     b->depth = depth;
     b->persistent = depth == FBF_DEPTH_UNLIMITED;
     b->fast = !force_plain;
-    if (b->fast && b->persistent && !(b->qi = fbf_qindex_create())) {
+    if (b->fast && b->persistent && !(b->qi = fbf_qindex_create(FBF_QINDEX_RSV))) {
         fbf_profile_destroy(b->p);
         free(b);
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");

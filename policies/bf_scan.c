@@ -68,7 +68,7 @@ unsigned long fbf_backfill_plain_fallbacks(void) { return atomic_load(&fallbacks
 fbf_bf_windex *fbf_bf_windex_create(void)
 {
     fbf_bf_windex *w = calloc(1, sizeof *w);
-    if (!w || !(w->all = fbf_qindex_create()) || !(w->byres = fbf_qindex_create())) {
+    if (!w || !(w->all = fbf_qindex_create(0)) || !(w->byres = fbf_qindex_create(0))) {
         fbf_bf_windex_destroy(w);
         return NULL;
     }

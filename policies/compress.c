@@ -196,7 +196,8 @@ int fbf_bf_index_add(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
     if (b->sizes_off)
         return 0;
     fbf_bf_sizes *z = b->sizes;
-    if (!z && (!(z = b->sizes = calloc(1, sizeof *z)) || !(z->q = fbf_qindex_create()))) {
+    if (!z && (!(z = b->sizes = calloc(1, sizeof *z)) ||
+               !(z->q = fbf_qindex_create(FBF_QINDEX_RSV)))) {
         sizes_drop(b);
         return 0;
     }

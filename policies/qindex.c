@@ -5,8 +5,11 @@
  * fbf_job_key_cmp; heap order on prio (parent >= child); for every node,
  * agg = combination of its own job's values and its children's agg; nil
  * (slot 0) holds the neutral aggregate and is never written after create.
- * in[h] tells whether handle h is indexed (its slot is meaningful only
- * then). Priorities come from a fixed splitmix64 sequence: reproducible.
+ * A slot's prio is 0 exactly when its handle is not indexed (priorities
+ * drawn are odd). Priorities come from a fixed splitmix64 sequence:
+ * reproducible. The reservation aggregates live in a parallel array,
+ * allocated only for a qindex created with FBF_QINDEX_RSV: a node without
+ * them is 40 bytes, not 64, and an index holds one per handle.
  * Groups (the _at functions) are further trees over the same node array,
  * rooted where the caller says; a node belongs to one tree at a time.
  */
@@ -19,14 +22,19 @@
 
 typedef struct qnode {
     uint32_t l, r, prio;
-    uint8_t in;
-    fbf_qagg agg;
+    uint32_t min_res; /* subtree aggregates ... */
+    double min_wall;
     double subtime; /* the job's key, copied: descents touch no job record */
     uint64_t seq;
 } qnode;
 
+typedef struct qrsv {
+    double min, max; /* ... and, with FBF_QINDEX_RSV, these */
+} qrsv;
+
 struct fbf_qindex {
-    qnode *n; /* slot h + 1 for handle h */
+    qnode *n;   /* slot h + 1 for handle h */
+    qrsv *rsv;  /* the same slots; NULL without FBF_QINDEX_RSV */
     size_t cap;
     uint32_t root;
     size_t count;
@@ -40,7 +48,7 @@ static uint32_t next_prio(fbf_qindex *q)
     uint64_t z = (q->rng += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (uint32_t)((z ^ (z >> 31)) >> 32);
+    return (uint32_t)((z ^ (z >> 31)) >> 32) | 1u;
 }
 
 static fbf_qagg own(fbf_sched *s, uint32_t x)
@@ -48,6 +56,26 @@ static fbf_qagg own(fbf_sched *s, uint32_t x)
     const fbf_job *j = fbf_sched_job(s, x - 1);
     double r = isnan(j->rsv) ? INFINITY : j->rsv;
     return (fbf_qagg){j->res, j->walltime, r, r};
+}
+
+/* The aggregates of subtree x (the neutral ones for nil). */
+static inline fbf_qagg agg_of(const fbf_qindex *q, uint32_t x)
+{
+    const qnode *n = &q->n[x];
+    fbf_qagg a = {n->min_res, n->min_wall, neutral.min_rsv, neutral.max_rsv};
+    if (q->rsv) {
+        a.min_rsv = q->rsv[x].min;
+        a.max_rsv = q->rsv[x].max;
+    }
+    return a;
+}
+
+static void set_agg(fbf_qindex *q, uint32_t x, const fbf_qagg *a)
+{
+    q->n[x].min_res = a->min_res;
+    q->n[x].min_wall = a->min_wall;
+    if (q->rsv)
+        q->rsv[x] = (qrsv){a->min_rsv, a->max_rsv};
 }
 
 static void combine(fbf_qagg *a, const fbf_qagg *b)
@@ -62,13 +90,21 @@ static void combine(fbf_qagg *a, const fbf_qagg *b)
         a->max_rsv = b->max_rsv;
 }
 
+/* Folds b into subtree x's stored aggregates. */
+static void absorb(fbf_qindex *q, uint32_t x, const fbf_qagg *b)
+{
+    fbf_qagg a = agg_of(q, x);
+    combine(&a, b);
+    set_agg(q, x, &a);
+}
+
 static void pull(fbf_qindex *q, fbf_sched *s, uint32_t x)
 {
-    qnode *n = q->n;
-    fbf_qagg a = own(s, x);
-    combine(&a, &n[n[x].l].agg);
-    combine(&a, &n[n[x].r].agg);
-    n[x].agg = a;
+    fbf_qagg a = own(s, x), c = agg_of(q, q->n[x].l);
+    combine(&a, &c);
+    c = agg_of(q, q->n[x].r);
+    combine(&a, &c);
+    set_agg(q, x, &a);
 }
 
 static int cmp(const fbf_qindex *q, uint32_t x, const fbf_job *k)
@@ -81,15 +117,16 @@ static int cmp(const fbf_qindex *q, uint32_t x, const fbf_job *k)
     return n->seq < k->seq ? -1 : (n->seq > k->seq);
 }
 
-fbf_qindex *fbf_qindex_create(void)
+fbf_qindex *fbf_qindex_create(unsigned flags)
 {
     fbf_qindex *q = calloc(1, sizeof *q);
-    if (!q || !(q->n = calloc(1024, sizeof *q->n))) {
-        free(q);
+    if (!q || !(q->n = calloc(1024, sizeof *q->n)) ||
+        ((flags & FBF_QINDEX_RSV) && !(q->rsv = calloc(1024, sizeof *q->rsv)))) {
+        fbf_qindex_destroy(q);
         return NULL;
     }
     q->cap = 1024;
-    q->n[0].agg = neutral;
+    set_agg(q, 0, &neutral);
     q->rng = 0x2545f4914f6cdd1dull;
     return q;
 }
@@ -99,7 +136,19 @@ void fbf_qindex_destroy(fbf_qindex *q)
     if (!q)
         return;
     free(q->n);
+    free(q->rsv);
     free(q);
+}
+
+/* Grows a slot array from old to cap entries, zeroing the new ones. */
+static int grow(void **v, size_t size, size_t old, size_t cap)
+{
+    unsigned char *p = realloc(*v, cap * size);
+    if (!p)
+        return -ENOMEM;
+    memset(p + old * size, 0, (cap - old) * size);
+    *v = p;
+    return 0;
 }
 
 /* Splits x into keys < k (*l) and keys > k (*r); k itself is not in x. */
@@ -153,7 +202,7 @@ static uint32_t insert(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, cons
         q->n[t].r = insert(q, s, q->n[t].r, x, k, xa);
     else
         q->n[t].l = insert(q, s, q->n[t].l, x, k, xa);
-    combine(&q->n[t].agg, xa);
+    absorb(q, t, xa);
     return t;
 }
 
@@ -164,18 +213,18 @@ int fbf_qindex_insert_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h 
         size_t cap = q->cap;
         while (cap < need)
             cap *= 2;
-        qnode *v = realloc(q->n, cap * sizeof *v);
-        if (!v)
+        /* Both arrays first, then the capacity: a failure leaves the
+         * index as it was (a grown array is merely larger). */
+        if (grow((void **)&q->n, sizeof *q->n, q->cap, cap) < 0 ||
+            (q->rsv && grow((void **)&q->rsv, sizeof *q->rsv, q->cap, cap) < 0))
             return -ENOMEM;
-        memset(v + q->cap, 0, (cap - q->cap) * sizeof *v);
-        q->n = v;
         q->cap = cap;
     }
     uint32_t x = h + 1;
     const fbf_job *j = fbf_sched_job(s, h);
-    q->n[x] = (qnode){.prio = next_prio(q), .in = 1, .subtime = j->subtime, .seq = j->seq};
+    q->n[x] = (qnode){.prio = next_prio(q), .subtime = j->subtime, .seq = j->seq};
     fbf_qagg xa = own(s, x);
-    q->n[x].agg = xa;
+    set_agg(q, x, &xa);
     *root = insert(q, s, *root, x, j, &xa);
     q->count++;
     return 0;
@@ -204,7 +253,7 @@ void fbf_qindex_remove_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h
     if (!fbf_qindex_contains(q, h))
         return;
     *root = remove_rec(q, s, *root, h + 1, fbf_sched_job(s, h));
-    q->n[h + 1].in = 0;
+    q->n[h + 1].prio = 0;
     q->count--;
 }
 
@@ -237,14 +286,17 @@ void fbf_qindex_update(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
 
 bool fbf_qindex_contains(const fbf_qindex *q, fbf_job_h h)
 {
-    return (size_t)h + 1 < q->cap && q->n[h + 1].in;
+    return (size_t)h + 1 < q->cap && q->n[h + 1].prio != 0;
 }
 
 size_t fbf_qindex_count(const fbf_qindex *q) { return q->count; }
 
-fbf_qagg fbf_qindex_all(const fbf_qindex *q) { return q->n[q->root].agg; }
+fbf_qagg fbf_qindex_all(const fbf_qindex *q) { return agg_of(q, q->root); }
 
-size_t fbf_qindex_bytes(const fbf_qindex *q) { return sizeof *q + q->cap * sizeof *q->n; }
+size_t fbf_qindex_bytes(const fbf_qindex *q)
+{
+    return sizeof *q + q->cap * (sizeof *q->n + (q->rsv ? sizeof *q->rsv : 0));
+}
 
 /* First job of subtree x in key order, after k when bounded, satisfying
  * pred. Recursion depth is the treap height. */
@@ -253,7 +305,8 @@ static uint32_t find(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_jo
 {
     const qnode *n = q->n;
     while (x) {
-        if (!pred(ctx, &n[x].agg))
+        fbf_qagg g = agg_of(q, x);
+        if (!pred(ctx, &g))
             return 0;
         if (bounded && cmp(q, x, k) <= 0) {
             x = n[x].r;
@@ -293,7 +346,8 @@ static uint32_t find_before(const fbf_qindex *q, fbf_sched *s, uint32_t x, const
 {
     const qnode *n = q->n;
     while (x) {
-        if (!pred(ctx, &n[x].agg))
+        fbf_qagg g = agg_of(q, x);
+        if (!pred(ctx, &g))
             return 0;
         if (lo && cmp(q, x, lo) <= 0) {
             x = n[x].r;

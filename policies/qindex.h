@@ -4,10 +4,12 @@
  * visiting every waiting job.
  *
  * A treap keyed by (subtime, seq), one node per indexed job, addressed by
- * the job's handle (slot h + 1; slot 0 is nil). Each subtree keeps the
- * minimum res and walltime and the minimum and maximum reservation of its
- * jobs. A search descends in key order and skips every subtree whose
- * aggregates fail a caller's predicate; the predicate must be monotone
+ * the job's handle (slot h + 1; slot 0 is nil): the slots cover every
+ * handle up to the largest indexed, 40 bytes each (56 with reservations).
+ * Each subtree keeps the minimum res and walltime and, when asked for, the
+ * minimum and maximum reservation of its jobs. A search descends in key
+ * order and skips every subtree whose aggregates fail a caller's
+ * predicate; the predicate must be monotone
  * (true for a subtree whenever it is true for some job in it, given that
  * job's own values), so skipping never loses a job. Cost: O(log n) per
  * update, O(log n) plus the subtrees the predicate cannot rule out per
@@ -39,7 +41,13 @@ typedef struct fbf_qagg {
 /* May a job with values dominated as in agg be wanted? Monotone, see above. */
 typedef bool (*fbf_qindex_pred)(void *ctx, const fbf_qagg *agg);
 
-fbf_qindex *fbf_qindex_create(void);
+/* Flags of fbf_qindex_create(). Without FBF_QINDEX_RSV the index keeps no
+ * reservation aggregates (16 bytes less per handle): min_rsv and max_rsv
+ * then always read INFINITY and -INFINITY, whatever the jobs hold, and a
+ * predicate must not look at them. */
+#define FBF_QINDEX_RSV 1u
+
+fbf_qindex *fbf_qindex_create(unsigned flags);
 void fbf_qindex_destroy(fbf_qindex *q);
 
 /* -ENOMEM; the job must not be indexed yet. */
