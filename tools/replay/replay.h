@@ -203,7 +203,7 @@ typedef struct fbf_replay {
     fbf_idset scratch; /* parsed alloc of the current EXECUTE_JOB */
 
     fbf_jbuf msg;      /* the request being built */
-    fbf_json_arena *arena; /* holds the reply being checked */
+    fbf_json_arena *arena; /* holds the reply being checked (made by the first) */
     uint32_t *store_q; /* Redis mode: jobs the request submits (store.c) */
     size_t nstore, store_cap;
     uint8_t *profile_stored;

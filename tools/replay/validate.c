@@ -417,6 +417,8 @@ int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len)
     }
     /* The tree lives in the arena until the next reply: a malloc and a
      * free per node cost a sixth of the replayer's time. */
+    if (!r->arena && !(r->arena = fbf_json_arena_create()))
+        return fail(r, -1, NULL, NULL, "out of memory parsing the reply");
     cJSON *root = fbf_json_arena_parse(r->arena, text, len, NULL);
     if (!root && errno == ENOMEM)
         return fail(r, -1, NULL, NULL, "out of memory parsing the reply");
