@@ -1,0 +1,217 @@
+/*
+ * replay_run: running fastbf-replay from a test and reading what it wrote
+ * (see replay_run.h).
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include "support/replay_run.h"
+#include "support/testkit.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#ifndef FBF_BUILD_DIR
+#define FBF_BUILD_DIR "build"
+#endif
+
+static const char *tool_path(const char *name)
+{
+    static char path[2][4096];
+    int k = strcmp(name, "fastbf") == 0;
+    const char *dir = getenv("FBF_BUILD_DIR");
+    if (!dir || !*dir)
+        dir = FBF_BUILD_DIR;
+    snprintf(path[k], sizeof path[k], "%s/%s", dir, name);
+    return path[k];
+}
+
+const char *fbf_test_replay_path(void)
+{
+    return tool_path("fastbf-replay");
+}
+
+const char *fbf_test_replay_fastbf_path(void)
+{
+    return tool_path("fastbf");
+}
+
+char *fbf_test_replay_read(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, char **err)
+{
+    char opath[64], epath[64];
+    fbf_test_temp_name(opath, sizeof opath, "/tmp/fbf-replay-out-");
+    fbf_test_temp_name(epath, sizeof epath, "/tmp/fbf-replay-err-");
+    int ofd = mkstemp(opath), efd = mkstemp(epath);
+    size_t n = 0;
+    while (args && args[n])
+        n++;
+    const char **argv = calloc(n + 2, sizeof *argv);
+    argv[0] = fbf_test_replay_path();
+    for (size_t i = 0; i < n; i++)
+        argv[i + 1] = args[i];
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(ofd, 1);
+        dup2(efd, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(126);
+    }
+    free(argv);
+    close(ofd);
+    close(efd);
+    int status = 0, rc = -1;
+    for (int waited = 0;; waited += 5) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            break;
+        }
+        if (waited >= timeout_ms) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            break;
+        }
+        usleep(5000);
+    }
+    if (out)
+        *out = fbf_test_replay_read(opath);
+    if (err)
+        *err = fbf_test_replay_read(epath);
+    unlink(opath);
+    unlink(epath);
+    return rc;
+}
+
+int fbf_test_replay_write(const char *path, const char *text, int gz)
+{
+    if (gz) {
+        gzFile f = gzopen(path, "wb");
+        if (!f)
+            return -errno;
+        int ok = gzputs(f, text) >= 0;
+        return gzclose(f) == Z_OK && ok ? 0 : -EIO;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -errno;
+    fputs(text, f);
+    return fclose(f) == 0 ? 0 : -EIO;
+}
+
+char *fbf_test_replay_tmpdir(void)
+{
+    char tmpl[64];
+    fbf_test_temp_name(tmpl, sizeof tmpl, "/tmp/fbf-replay-test-");
+    return mkdtemp(tmpl) ? strdup(tmpl) : NULL;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+void fbf_test_replay_rmdir(char *dir)
+{
+    if (dir)
+        nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
+char *fbf_test_replay_csv_text(const char *dir, const char *job, int col)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/out_jobs.csv", dir);
+    char *text = fbf_test_replay_read(path);
+    if (!text)
+        return NULL;
+    char *res = NULL;
+    size_t jl = strlen(job);
+    for (char *line = text; line && *line && !res;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        if (strncmp(line, job, jl) == 0 && line[jl] == ',') {
+            char *f = line;
+            for (int c = 0; c < col && f; c++) {
+                f = strchr(f, ',');
+                if (f)
+                    f++;
+            }
+            if (f)
+                res = strndup(f, strcspn(f, ","));
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    return res;
+}
+
+double fbf_test_replay_csv(const char *dir, const char *job, int col)
+{
+    char *t = fbf_test_replay_csv_text(dir, job, col);
+    double v = t ? strtod(t, NULL) : NAN;
+    free(t);
+    return v;
+}
+
+double fbf_test_replay_summary(const char *dir, const char *key)
+{
+    char path[4096], k[256];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *text = fbf_test_replay_read(path);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    snprintf(k, sizeof k, "%s", key);
+    cJSON *node = root;
+    for (char *part = strtok(k, "."); part && node; part = strtok(NULL, "."))
+        node = cJSON_GetObjectItemCaseSensitive(node, part);
+    double v = cJSON_IsNumber(node) ? node->valuedouble : NAN;
+    cJSON_Delete(root);
+    return v;
+}
+
+int fbf_test_replay_require_fastbf(void)
+{
+    if (access(fbf_test_replay_fastbf_path(), X_OK) == 0)
+        return 0;
+    fprintf(stderr, "fastbf not built at %s\n", fbf_test_replay_fastbf_path());
+    return 1;
+}

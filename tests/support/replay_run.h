@@ -1,0 +1,46 @@
+/*
+ * replay_run: test helpers that run fastbf-replay and read what it wrote.
+ *
+ * fbf_test_replay_run(): runs build/fastbf-replay (FBF_BUILD_DIR from the
+ * environment, else the compile-time macro) with the given arguments to
+ * completion, capturing stdout and stderr. The other helpers write its
+ * inputs and read its outputs (out_jobs.csv, summary.json).
+ *
+ * Every symbol is prefixed fbf_test_ since every tests/support C file is
+ * linked into every test.
+ */
+#ifndef FBF_TEST_REPLAY_RUN_H
+#define FBF_TEST_REPLAY_RUN_H
+
+/* Path of fastbf-replay / fastbf under test (static storage). */
+const char *fbf_test_replay_path(void);
+const char *fbf_test_replay_fastbf_path(void);
+
+/* Runs fastbf-replay with args (argv[1..], NULL-terminated). Returns its
+ * exit code, 128 + signal, or -1 on timeout (it is then killed). */
+int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, char **err);
+
+/* 0 if fastbf is built where the suites expect it; else says so on
+ * stderr and returns 1 (a suite's exit code). */
+int fbf_test_replay_require_fastbf(void);
+
+/* Writes text to path (gzip-compressed when gz). 0 or -errno. */
+int fbf_test_replay_write(const char *path, const char *text, int gz);
+
+/* A fresh temporary directory (malloc'ed path), and its removal. */
+char *fbf_test_replay_tmpdir(void);
+void fbf_test_replay_rmdir(char *dir);
+
+/* The whole file, malloc'ed, or NULL. */
+char *fbf_test_replay_read(const char *path);
+
+/* From DIR/out_jobs.csv: column col (0-based) of the row whose job_id
+ * column is job, as a double; NAN if absent. */
+double fbf_test_replay_csv(const char *dir, const char *job, int col);
+/* The same column as text (malloc'ed), or NULL. */
+char *fbf_test_replay_csv_text(const char *dir, const char *job, int col);
+
+/* From DIR/summary.json: the number at "a" or "a.b"; NAN if absent. */
+double fbf_test_replay_summary(const char *dir, const char *key);
+
+#endif
