@@ -60,12 +60,18 @@ typedef struct out {
     bool any;
 } out;
 
-/* Opens an event: the caller writes its data object, then closes it. */
-static void open_event(out *o, const char *type, size_t type_len)
+/* The comma before every event but the first. */
+static void next_event(out *o)
 {
     if (o->any)
         fbf_jbuf_lit(o->b, ",");
     o->any = true;
+}
+
+/* Opens an event: the caller writes its data object, then closes it. */
+static void open_event(out *o, const char *type, size_t type_len)
+{
+    next_event(o);
     fbf_jbuf_lit(o->b, "{\"timestamp\":");
     fbf_jbuf_raw(o->b, o->now, o->now_len);
     fbf_jbuf_lit(o->b, ",\"type\":\"");
@@ -88,9 +94,7 @@ static int put_stamped(out *o, cJSON *from)
             cJSON_Delete(t);
             return -ENOMEM;
         }
-        if (o->any)
-            fbf_jbuf_lit(o->b, ",");
-        o->any = true;
+        next_event(o);
         fbf_jbuf_json(o->b, a);
     }
     return 0;

@@ -68,12 +68,14 @@ enum { WHY_NONE, WHY_TIMEOUT, WHY_CHILD };
 
 static volatile sig_atomic_t g_child_pgid;
 
-static double mono_s(void)
+static long long mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+static double mono_s(void) { return (double)mono_ns() * 1e-9; }
 
 static void sleep_s(double s)
 {
@@ -133,13 +135,6 @@ static void kill_child(zmq_tr *t)
         kill(-t->child, SIGKILL);
         wait_child(t, KILL_GRACE_S);
     }
-}
-
-static long long mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* True once the child has exited; it stays waitable (WNOWAIT). */
