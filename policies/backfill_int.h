@@ -54,7 +54,6 @@ typedef struct fbf_bf_skip {
 } fbf_bf_skip;
 
 typedef struct fbf_bf_windex fbf_bf_windex;
-typedef struct fbf_bf_sizes fbf_bf_sizes;
 typedef struct fbf_bf_runs fbf_bf_runs;
 
 typedef struct fbf_backfill {
@@ -69,9 +68,7 @@ typedef struct fbf_backfill {
     fbf_bf_rsv_item *heap;
     size_t heap_n, heap_cap, live_rsv;
     size_t zero_waiting; /* persistent: waiting jobs of walltime 0 */
-    fbf_qindex *qi;          /* persistent, fast: the reserved jobs */
-    fbf_bf_sizes *sizes;     /* the same, one tree per res (compress.c) */
-    bool sizes_off;          /* they could not be kept: qi alone */
+    fbf_qindex *qi;      /* persistent, fast: the reserved jobs */
     fbf_bf_windex *wq; /* finite depth, fast: every waiting job (bf_scan.c) */
     bool wq_failed;  /* an insertion into wq failed: reported by decide */
     fbf_bf_holes pending; /* released since the last compression */
@@ -115,10 +112,9 @@ double fbf_backfill_estimate_persistent(fbf_backfill *b, fbf_sched *s, uint32_t 
                                         double walltime);
 void fbf_backfill_fini_persistent(fbf_backfill *b);
 
-/* compress.c: D7 (a), the indexes of the reserved jobs (qi and the
- * per-size trees) and the released ranges. index_add: -ENOMEM when qi
- * cannot take the job (the per-size trees, on failure, are dropped for
- * good); index_remove: no-op for a job not indexed. */
+/* compress.c: D7 (a), the index of the reserved jobs (qi) and the
+ * released ranges. index_add: -ENOMEM when qi cannot take the job;
+ * index_remove: no-op for a job not indexed. */
 int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err);
 int fbf_bf_index_add(fbf_backfill *b, fbf_sched *s, fbf_job_h h);
 void fbf_bf_index_remove(fbf_backfill *b, fbf_sched *s, fbf_job_h h);

@@ -151,10 +151,7 @@ static double window_from(const fbf_profile *p, double now, double a, double l)
  *       [b, min rsv), and when min rsv - b >= min wall it holds a window
  *       of kind (1) anyway. When min rsv <= b, free >= r just before R:
  *       somewhere in [the breakpoint before min rsv, max rsv), the same
- *       for every hole, so *before_rsv keeps the answer (-1: unknown).
- * Kind (1) is monotone in the length (a longer window that fits holds a
- * shorter one that fits, shifted to reach a), which the memo row uses
- * when stop is the hole's end. */
+ *       for every hole, so *before_rsv keeps the answer (-1: unknown). */
 static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *before_rsv)
 {
     const fbf_profile *p = c->b->p;
@@ -167,16 +164,13 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
      * second, [t, R) with R >= min rsv, so one that ends at min rsv or
      * later (ends are breakpoints: compared exactly). */
     fbf_bf_run_info ri = {INFINITY, INFINITY};
-    bool table = c->hs == &c->b->holes && c->b->runs &&
+    bool table = c->b->runs &&
                  fbf_bf_runs_query(c->b->runs, p, c->hs, i, c->now, g->min_res, &ri) == 0;
-    if (table)
-        c->work++;
     if (ri.latest_end >= g->min_rsv) {
         if (g->min_rsv > h->b) {
             /* When min rsv - b >= min wall, a window of the second kind
              * holds one of the first: no need to test it. */
             if (g->min_rsv - h->b < g->min_wall) {
-                c->work++;
                 if (fbf_profile_min_free(p, h->b, (g->min_rsv - h->b) * (1 - 1e-9)) >= g->min_res)
                     return true;
             }
@@ -185,7 +179,6 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
              * before its R, in [the breakpoint before min rsv, max rsv):
              * the same for every hole, so tested once per subtree. */
             double k = fbf_profile_key_floor(p, nextafter(g->min_rsv, -INFINITY));
-            c->work++;
             *before_rsv =
                 fbf_profile_max_free(p, k > c->now ? k : c->now, g->max_rsv) >= g->min_res;
         }
@@ -200,48 +193,22 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
         if (!(g->max_rsv < h->b))
             return true;
     }
-    /* The first kind is monotone in l (a longer window that fits holds a
-     * shorter one that fits, shifted to reach a): memoised per hole for
-     * the tree's size, when stop is the hole's end. */
-    fbf_bf_memo *m = c->row && !(g->max_rsv < h->b) ? &c->row[i] : NULL;
-    if (m) {
-        if (m->gen != c->gen)
-            *m = (fbf_bf_memo){c->gen, -INFINITY, INFINITY};
-        if (l <= m->pass)
-            return true;
-        if (l >= m->fail)
-            return false;
-    }
-    c->work++;
-    bool fits = fbf_profile_earliest_before(p, window_from(p, c->now, h->a, l), g->min_res, l,
-                                            stop) < INFINITY;
-    if (m && fits)
-        m->pass = l;
-    else if (m)
-        m->fail = l;
-    return fits;
+    return fbf_profile_earliest_before(p, window_from(p, c->now, h->a, l), g->min_res, l,
+                                       stop) < INFINITY;
 }
 
-/* The test over every hole, on a subtree or one job. Once the budget is
- * spent it answers false: the caller then drops the answer. */
+/* The test over every hole, on a subtree or one job. */
 bool fbf_bf_may_move(void *arg, const fbf_qagg *g)
 {
     fbf_bf_move_ctx *c = arg;
-    if (c->spent || ++c->work > c->budget) {
-        c->spent = true;
-        return false;
-    }
     if (g->min_rsv < c->now)
         return true;
     const fbf_bf_holes *hs = c->hs;
     int before_rsv = -1;
     for (size_t i = 0; i < hs->n; i++) {
         const fbf_bf_hole *h = &hs->v[i];
-        if (!(h->a < g->max_rsv)) {
-            if (c->unsorted)
-                continue;
+        if (!(h->a < g->max_rsv))
             break;
-        }
         if ((int64_t)g->min_res <= h->mf && hole_may_move(c, i, g, &before_rsv))
             return true;
     }

@@ -15,25 +15,11 @@
 /* A pass keeps at most this many holes (merging the closest). */
 #define FBF_BF_MAX_HOLES 64
 
-/* What a pass learnt about the first kind of window (see holes.c) for one
- * (size, hole): windows of length <= pass fit, none of length >= fail
- * does. Valid while gen matches: every move changes the profile and the
- * holes. */
-typedef struct fbf_bf_memo {
-    uint64_t gen;
-    double pass, fail;
-} fbf_bf_memo;
-
 /* The state of one search with fbf_bf_may_move. */
 typedef struct fbf_bf_move_ctx {
     fbf_backfill *b;
     double now;
-    const fbf_bf_holes *hs; /* the holes tested (sorted by a unless unsorted) */
-    size_t work, budget;    /* units: one per test and per profile search */
-    bool spent;             /* work passed budget: answers are void */
-    bool unsorted;
-    fbf_bf_memo *row; /* by hole index, for a tree of one size (NULL: none) */
-    uint64_t gen;
+    const fbf_bf_holes *hs; /* the holes tested, sorted by a */
 } fbf_bf_move_ctx;
 
 /* -ENOMEM (hs unchanged). */

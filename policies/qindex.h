@@ -75,11 +75,6 @@ void fbf_qindex_remove_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h
 void fbf_qindex_update_at(fbf_qindex *q, fbf_sched *s, uint32_t root, fbf_job_h h);
 fbf_job_h fbf_qindex_next_at(const fbf_qindex *q, fbf_sched *s, uint32_t root,
                              fbf_job_h after, fbf_qindex_pred pred, void *ctx);
-/* The same, among the jobs strictly before `before` in queue order (no
- * bound if FBF_JOB_NONE; `before` need not be indexed). */
-fbf_job_h fbf_qindex_next_before_at(const fbf_qindex *q, fbf_sched *s, uint32_t root,
-                                    fbf_job_h after, fbf_job_h before, fbf_qindex_pred pred,
-                                    void *ctx);
 
 /* Bytes held (for memory accounting). */
 size_t fbf_qindex_bytes(const fbf_qindex *q);
