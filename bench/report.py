@@ -226,7 +226,9 @@ def socket_ratio_section(res, w):
     t = runs[0][1]
     w(f"A full replay of {t['trace']} under {t['policy']} over ZeroMQ (`fastbf-replay TRACE "
       f"--scheduler \"fastbf --policy {t['policy']}\"`), alternated with a bare echo loop of as "
-      f"many round trips (`fastbf-replay --echo-bench N`); rate = exchanges / wall time. Each "
+      f"many round trips (`fastbf-replay --echo-bench N`); rate = exchanges per second from the "
+      f"first reply to the last (the replay; its scheduler's start and exit left out) and round "
+      f"trips per second after connecting and warming up (the echo). Each "
       f"pair runs back to back, so both see the same machine load; the median pair is the "
       f"figure. **Target**: the replay's rate at least 0.90 of the echo's.\n")
     rows = []

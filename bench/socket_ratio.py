@@ -5,9 +5,11 @@ Alternates, PAIRS times, a full replay of TRACE against fastbf over
 loopback TCP (`fastbf-replay TRACE --scheduler "fastbf --policy POLICY"`)
 and a bare ZeroMQ REQ/REP echo loop over the same transport
 (`fastbf-replay --echo-bench N`) of as many round trips as the replay had
-exchanges, so that both run about as long. The replay's exchange rate is its exchanges
-divided by its wall time (summary.json: exchanges / wall_s.total); the
-echo's is the round trips per second it prints. Each pair's ratio is
+exchanges, so that both run about as long. The replay's exchange rate is
+its steady rate (summary.json: exchanges_per_s_after_first, from the first
+reply to the last, which leaves out the scheduler's start and exit); the
+echo's is the round trips per second it prints, timed after its own
+connection and warm-up. Each pair's ratio is
 replay rate / echo rate, taken minutes apart at most, so that the load
 of a shared machine weighs on both alike; the median pair is the figure.
 
@@ -57,7 +59,7 @@ def replay_rate(args):
     done, total = s["jobs"]["done"], s["jobs"]["in_workload"]
     if done != total:
         sys.exit(f"socket_ratio: the replay ended with {done} of {total} jobs done")
-    return s["exchanges"] / s["wall_s"]["total"], s["exchanges"]
+    return s["exchanges_per_s_after_first"], s["exchanges"]
 
 
 def main():

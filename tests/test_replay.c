@@ -199,6 +199,10 @@ static void test_fcfs_example_exact_messages(void **state)
     assert_true(fbf_test_replay_summary(out, "mean_bounded_slowdown") == 1.5625);
     assert_true(fbf_test_replay_summary(out, "utilization") == 0.5);
     assert_true(fbf_test_replay_summary(out, "exchanges") == 7);
+    /* The steady rate leaves out the first exchange (the scheduler's
+     * start): 6 exchanges in less than the whole run. */
+    double rate = fbf_test_replay_summary(out, "exchanges_per_s_after_first");
+    assert_true(rate > 0 && 6 / rate <= fbf_test_replay_summary(out, "wall_s.total"));
     assert_true(fbf_test_replay_summary(out, "jobs.completed") == 4);
     assert_true(fbf_test_replay_summary(out, "jobs.rejected") == 0);
     char *row = fbf_test_replay_csv_text(out, "D", ALLOC);

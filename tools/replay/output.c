@@ -16,6 +16,10 @@
  *                 mantissa, far finer than the clock's noise)
  *   scheduler / replayer time: the sum of the exchanges / the rest of the
  *                 run's wall time (building messages, validating replies)
+ *   exchange rate after the first: (exchanges - 1) over the time from the
+ *                 first reply to the last, so that neither the scheduler's
+ *                 start (the first exchange waits for it) nor its exit
+ *                 counts: the steady rate, comparable to an echo loop's
  * out_jobs.csv follows Batsim's columns and spelling; rejected jobs are not
  * in it, as Batsim's documentation says of REJECT_JOB. Registered jobs are
  * in it like the others (their workload_name is their id's prefix). Under
@@ -126,6 +130,9 @@ void fbf_replay_stats_compute(fbf_replay *r, fbf_replay_stats *st)
     st->lat_p99 = rank(r->lat, r->nlat, 0.99);
     st->lat_max = r->nlat ? r->lat[r->nlat - 1] : 0;
     st->lat_mean = r->nlat ? sum / (double)r->nlat : 0;
+    st->loop_rate = r->nlat > 1 && r->loop_to > r->loop_from
+                        ? (double)(r->nlat - 1) / (r->loop_to - r->loop_from)
+                        : 0;
     size_t jobs = r->truncated ? r->done : r->wl->nb_jobs;
     st->jobs_per_s = r->wall_total > 0 ? (double)jobs / r->wall_total : 0;
 }
@@ -168,8 +175,9 @@ void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st, c
     fprintf(out, "exchanges    %zu, latency p50 %.2f us, p99 %.2f us, max %.2f us\n",
             st->exchanges, st->lat_p50 * 1e6, st->lat_p99 * 1e6, st->lat_max * 1e6);
     fprintf(out, "wall time    %.3f s: %.3f s waiting for the scheduler, %.3f s in the replayer "
-            "(%.0f jobs/s)\n",
-            r->wall_total, r->wall_sched, r->wall_total - r->wall_sched, st->jobs_per_s);
+            "(%.0f jobs/s; %.0f exchanges/s after the first)\n",
+            r->wall_total, r->wall_sched, r->wall_total - r->wall_sched, st->jobs_per_s,
+            st->loop_rate);
     if (r->mach)
         fbf_machines_print(r, out);
 }
@@ -303,6 +311,7 @@ static int write_json(const fbf_replay *r, const fbf_replay_stats *st, const cha
     cJSON_AddNumberToObject(wall, "scheduler", r->wall_sched);
     cJSON_AddNumberToObject(wall, "replayer", r->wall_total - r->wall_sched);
     cJSON_AddNumberToObject(o, "jobs_per_s", st->jobs_per_s);
+    cJSON_AddNumberToObject(o, "exchanges_per_s_after_first", st->loop_rate);
     if (r->mach)
         fbf_machines_json(r, o);
     char *text = cJSON_Print(o);

@@ -225,6 +225,7 @@ typedef struct fbf_replay {
     float *lat;        /* seconds per exchange */
     size_t nlat, lat_cap;
     double wall_total, wall_sched;
+    double loop_from, loop_to; /* when the first and the last reply came */
     double progress_last;
 
     /* dynamic registration and queries (dynamic.c) */
@@ -297,6 +298,7 @@ typedef struct fbf_replay_stats {
     double makespan, first_subtime, last_end;
     double mean_wait, max_wait, mean_bsld, utilization;
     double lat_p50, lat_p99, lat_max, lat_mean;
+    double loop_rate; /* exchanges per second after the first; 0: fewer than 2 */
     size_t exchanges;
     double jobs_per_s;
     /* --query-wait: over started jobs whose ANSWER was a time */

@@ -481,6 +481,9 @@ static int exchange(fbf_replay *r)
                    terr.text);
         return FBF_EXIT_INVALID;
     }
+    if (r->nlat == 1)
+        r->loop_from = b;
+    r->loop_to = b;
     rc = fbf_replay_apply_reply(r, reply, len);
     if (rc)
         return rc == -ENOMEM ? FBF_EXIT_INTERNAL : FBF_EXIT_INVALID;
