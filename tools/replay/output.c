@@ -60,6 +60,18 @@ double fbf_replay_now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+bool fbf_replay_record_exchange(fbf_replay *r, double a, double b)
+{
+    if (!fbf_replay_grow((void **)&r->lat, &r->lat_cap, r->nlat + 1, sizeof *r->lat))
+        return false;
+    r->lat[r->nlat++] = (float)(b - a);
+    r->wall_sched += b - a;
+    if (r->nlat == 1)
+        r->loop_from = b;
+    r->loop_to = b;
+    return true;
+}
+
 static int float_cmp(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;

@@ -306,6 +306,9 @@ typedef struct fbf_replay_stats {
     double pred_mae, pred_max_err;
 } fbf_replay_stats;
 
+/* Records one exchange sent at a and answered at b (fbf_replay_now_s);
+ * false on ENOMEM. */
+bool fbf_replay_record_exchange(fbf_replay *r, double a, double b);
 void fbf_replay_stats_compute(fbf_replay *r, fbf_replay_stats *st);
 void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st,
                               const char *label, FILE *out);

@@ -470,10 +470,8 @@ static int exchange(fbf_replay *r)
     double a = fbf_replay_now_s();
     int rc = fbf_transport_exchange(r->tr, r->msg.p, r->msg.len, &reply, &len, &terr);
     double b = fbf_replay_now_s();
-    if (!fbf_replay_grow((void **)&r->lat, &r->lat_cap, r->nlat + 1, sizeof *r->lat))
+    if (!fbf_replay_record_exchange(r, a, b))
         return fbf_errorf(&r->err, -ENOMEM, "out of memory"), FBF_EXIT_INTERNAL;
-    r->lat[r->nlat++] = (float)(b - a);
-    r->wall_sched += b - a;
     if (rc) {
         char t[40];
         fbf_jbuf_fmt(t, sizeof t, r->req_now);
@@ -481,9 +479,6 @@ static int exchange(fbf_replay *r)
                    terr.text);
         return FBF_EXIT_INVALID;
     }
-    if (r->nlat == 1)
-        r->loop_from = b;
-    r->loop_to = b;
     rc = fbf_replay_apply_reply(r, reply, len);
     if (rc)
         return rc == -ENOMEM ? FBF_EXIT_INTERNAL : FBF_EXIT_INVALID;
