@@ -112,7 +112,7 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_er
 /* The pass over qi, from the head. */
 static int compress_all(fbf_backfill *b, fbf_sched *s, fbf_error *err)
 {
-    fbf_bf_move_ctx c = {.b = b, .now = fbf_sched_now(s), .hs = &b->holes};
+    fbf_bf_move_ctx c = {.b = b, .now = fbf_sched_now(s)};
     int rc;
     fbf_job_h after = FBF_JOB_NONE;
     for (fbf_job_h h; (h = fbf_qindex_next(b->qi, s, after, fbf_bf_may_move, &c)) != FBF_JOB_NONE;

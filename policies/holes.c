@@ -155,7 +155,7 @@ static double window_from(const fbf_profile *p, double now, double a, double l)
 static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *before_rsv)
 {
     const fbf_profile *p = c->b->p;
-    const fbf_bf_hole *h = &c->hs->v[i];
+    const fbf_bf_hole *h = &c->b->holes.v[i];
     double stop = fmin(h->b, g->max_rsv), l = g->min_wall * (1 - 1e-9);
     /* Over the pass's own holes, the hole's run table (policies/runs.c)
      * bounds both kinds. A window that fits lies in a run of free() >=
@@ -165,7 +165,7 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
      * later (ends are breakpoints: compared exactly). */
     fbf_bf_run_info ri = {INFINITY, INFINITY};
     bool table = c->b->runs &&
-                 fbf_bf_runs_query(c->b->runs, p, c->hs, i, c->now, g->min_res, &ri) == 0;
+                 fbf_bf_runs_query(c->b->runs, p, &c->b->holes, i, c->now, g->min_res, &ri) == 0;
     if (ri.latest_end >= g->min_rsv) {
         if (g->min_rsv > h->b) {
             /* When min rsv - b >= min wall, a window of the second kind
@@ -203,7 +203,7 @@ bool fbf_bf_may_move(void *arg, const fbf_qagg *g)
     fbf_bf_move_ctx *c = arg;
     if (g->min_rsv < c->now)
         return true;
-    const fbf_bf_holes *hs = c->hs;
+    const fbf_bf_holes *hs = &c->b->holes;
     int before_rsv = -1;
     for (size_t i = 0; i < hs->n; i++) {
         const fbf_bf_hole *h = &hs->v[i];

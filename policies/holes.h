@@ -15,11 +15,11 @@
 /* A pass keeps at most this many holes (merging the closest). */
 #define FBF_BF_MAX_HOLES 64
 
-/* The state of one search with fbf_bf_may_move. */
+/* The state of one search with fbf_bf_may_move: the holes tested are
+ * b->holes, sorted by a. */
 typedef struct fbf_bf_move_ctx {
     fbf_backfill *b;
     double now;
-    const fbf_bf_holes *hs; /* the holes tested, sorted by a */
 } fbf_bf_move_ctx;
 
 /* -ENOMEM (hs unchanged). */
