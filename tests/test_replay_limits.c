@@ -7,7 +7,8 @@
  * exits 0 and says TRUNCATED with the jobs done, waiting and running; every
  * figure, summary.json and out_jobs.csv cover the done jobs only. A K the
  * run never reaches, or reaches just as it ends, changes nothing. fastbf's
- * --verbose exchange lines carry a "+T s" time that never goes backwards.
+ * --verbose exchange lines carry a "+T s" time that never goes backwards,
+ * and its last line tells the memory held with the queue as it was.
  */
 #include <math.h>
 #include <regex.h>
@@ -166,6 +167,17 @@ static void test_truncated_against_fastbf(void **state)
             last = p;
         static const char want[] = " s now 20.000000: 0 decisions, 6 waiting, 2 running\n";
         assert_int_equal(strncmp(strstr(last, " s now "), want, sizeof want - 1), 0);
+        /* Then the memory it still holds, with that queue (the benchmarks'
+         * memory figure): resident sizes of a live process, the end's at
+         * least the start's less what the allocator may have returned. */
+        long end_kib = 0, start_kib = 0;
+        const char *mem = strstr(last, "fastbf: memory at the end: ");
+        assert_non_null(mem);
+        assert_int_equal(sscanf(mem, "fastbf: memory at the end: %ld KiB resident with 6 jobs "
+                                     "waiting and 2 running, %ld KiB at the start",
+                                &end_kib, &start_kib),
+                         2);
+        assert_true(start_kib > 1000 && end_kib > 1000);
         free(text);
     }
 }

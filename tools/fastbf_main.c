@@ -18,6 +18,7 @@
 #include "io/bv4_session.h"
 #include "io/zmq_server.h"
 #include "policies/registry.h"
+#include "tools/lib/memstat.h"
 #include "tools/lib/workload.h"
 
 static void usage(FILE *out)
@@ -284,10 +285,21 @@ int main(int argc, char **argv)
         fbf_bv4_register_destroy(reg);
         return 1;
     }
+    long start_kib = verbose ? fbf_memstat_settled_rss_kib() : -1;
     if (verbose)
         fprintf(stderr, "fastbf: policy %s, depth %lld, %lld workers, listening on %s\n",
                 pe->name, depth == FBF_DEPTH_UNLIMITED ? -1LL : depth, workers, endpoint);
     int rc = fbf_zmq_serve(endpoint, s, &err);
+    if (verbose && rc == 0) {
+        /* What the jobs still known cost to hold: the benchmarks read this
+         * line (bench/run_case.py). */
+        fbf_engine *e = fbf_bv4_session_engine(s);
+        fprintf(stderr,
+                "fastbf: memory at the end: %ld KiB resident with %zu jobs waiting and %zu "
+                "running, %ld KiB at the start (free pages returned to the system first)\n",
+                fbf_memstat_settled_rss_kib(), fbf_engine_nb_waiting(e),
+                fbf_engine_nb_running(e), start_kib);
+    }
     fbf_bv4_session_destroy(s);
     fbf_bv4_register_destroy(reg);
     if (rc < 0) {
