@@ -150,6 +150,26 @@ def lat_of(c, key):
     return (v, True) if v else (None, False)
 
 
+def held_per_job(c):
+    """Bytes fastbf held per waiting job at the end of a deep run (run_case's
+    "held": settled RSS at SIMULATION_ENDS minus at the start), or None."""
+    h = c and c.get("held")
+    if not h or h["start_kib"] < 0 or h["waiting"] <= 0:
+        return None
+    return (h["end_kib"] - h["start_kib"]) * 1024 / h["waiting"]
+
+
+TARGET_DEPTH = 1_000_000
+
+
+def verdict(ok, depth):
+    """A target's verdict for a figure measured at depth (targets are set at
+    TARGET_DEPTH pending jobs)."""
+    if depth < TARGET_DEPTH:
+        return f"not measured at {TARGET_DEPTH:,}, where the target is set"
+    return "met" if ok else "NOT met"
+
+
 def lat_ratio(a, b, key):
     """a's latency percentile over b's, both from the same source: the
     replayer's when both completed, else fastbf's logs."""
@@ -353,16 +373,24 @@ def main():
                     continue
                 pr, rss = c.get("progress", {}), c.get("sched_rss_kib")
                 r50, r99 = lat_ratio(c, floor, "p50"), lat_ratio(c, floor, "p99")
+                held = held_per_job(c)
                 rows.append([f"{n:,}", p, wall_cell(c),
                              f"{pr['exchanges_after_burst']:,}" if "exchanges_after_burst" in pr else "—",
                              lat_cell(c, "p50"), f"{r50:.3g}×" if r50 else "—",
                              lat_cell(c, "p99"), f"{r99:.3g}×" if r99 else "—",
                              fmt_s(c.get("per_exchange")), fmt_s(pr.get("burst_s")),
-                             fmt_kib(rss), f"{rss * 1024 / n:,.0f} B" if rss else "—"])
+                             fmt_kib(rss), f"{rss * 1024 / n:,.0f} B" if rss else "—",
+                             f"**{held:,.0f} B**" if held else "—"])
         w(table(["jobs pending", "policy", "wall", "exchanges after the burst", "latency p50",
                  "vs fcfs", "latency p99", "vs fcfs", "mean exchange after the burst (log)",
-                 "burst (log)", "fastbf peak RSS", "RSS per pending job"], rows))
+                 "burst (log)", "fastbf peak RSS", "peak RSS per pending job",
+                 "held per pending job"], rows))
         w("")
+        w("*held per pending job*: the memory fastbf still holds at SIMULATION_ENDS, with about "
+          "N jobs waiting, once its allocator has returned the pages it caches (`fastbf "
+          "--verbose` logs it), minus what it held before the first message, divided by the "
+          "jobs waiting then. The peak adds the submission burst's message and parse, which "
+          "are gone once it is handled.\n")
         top = deep[-1]
         floor = idx.get(("deep", str(top), "fcfs", "socket", 1))
         w(f"**Target** (EASY and conservative p50 at most 2× the fcfs floor at 1,000,000 "
@@ -371,8 +399,35 @@ def main():
             c = idx.get(("deep", str(top), p, "socket", 1))
             r = lat_ratio(c, floor, "p50")
             w(f"- {p}: " + (f"p50 {lat_cell(c, 'p50')} against fcfs {lat_cell(floor, 'p50')}: "
-                            f"**{r:.3g}×**, {'met' if r <= 2 else 'NOT met'}" if r else
+                            f"**{r:.3g}×**, " + verdict(r <= 2, top) if r else
                             "not measured (" + (wall_cell(c) if c else "no case") + ")"))
+        w("")
+        w(f"**Target** (at most 256 bytes of resident memory per pending job at 1,000,000 "
+          f"pending), held per pending job at the deepest queue each policy finished:\n")
+        for p in POLICIES:
+            got = [(n, held_per_job(idx.get(("deep", str(n), p, "socket", 1)))) for n in deep]
+            got = [(n, h) for n, h in got if h]
+            if not got:
+                w(f"- {p}: not measured")
+                continue
+            n, h = got[-1]
+            w(f"- {p}: **{h:,.0f} B** at {n:,} pending, " + verdict(h <= 256, n))
+        w("")
+        lo = deep[0]
+        w(f"**Target** (the decision cost grows at most 3× from 1,000 to 1,000,000 pending): the "
+          f"decision alone is the in-process exchange (1 worker, the table of workers below), "
+          f"p50 at each depth over p50 at {lo:,}:\n")
+        for p in ("easy", "conservative"):
+            base = idx.get(("deep", str(lo), p, "inproc", 1))
+            got = [(n, lat_ratio(idx.get(("deep", str(n), p, "inproc", 1)), base, "p50"))
+                   for n in deep[1:]]
+            got = [(n, r) for n, r in got if r]
+            if not got:
+                w(f"- {p}: not measured beyond {lo:,}")
+                continue
+            steps = ", ".join(f"{n:,}: {r:.3g}×" for n, r in got)
+            n, r = got[-1]
+            w(f"- {p}: {steps}; **{r:.3g}×** at {n:,}, " + verdict(r <= 3, n))
         w("")
 
         done, part, lat = [], [], []
@@ -400,28 +455,40 @@ def main():
         plots["latency"] = plot(pdir, datdir, "latency",
                                 f"Exchange latency vs queue depth (first {k} exchanges, 1 worker, socket)",
                                 "jobs pending at t = 0", "latency (s)", lat, extra=xr)
-        mem = [(p, [(c["depth"], c["sched_rss_kib"] * 1024 / c["depth"]) for c in
-                    (idx.get(("deep", str(n), p, "socket", 1)) for n in deep)
-                    if c and c.get("sched_rss_kib")], f"with linespoints lw 2 pt 7 lc {i}")
-               for i, p in enumerate(POLICIES, 1)]
-        plots["memory"] = plot(pdir, datdir, "memory", "fastbf peak RSS per pending job",
-                               "jobs pending at t = 0", "bytes per pending job", mem, extra=xr)
+        mem = []
+        for i, p in enumerate(POLICIES, 1):
+            cs = [idx.get(("deep", str(n), p, "socket", 1)) for n in deep]
+            mem.append((f"{p} held", [(c["depth"], held_per_job(c)) for c in cs
+                                      if c and held_per_job(c)],
+                        f"with linespoints lw 2 pt 7 lc {i}"))
+            mem.append((f"{p} peak", [(c["depth"], c["sched_rss_kib"] * 1024 / c["depth"])
+                                      for c in cs if c and c.get("sched_rss_kib")],
+                        f"with linespoints dt 2 pt 6 lc {i}"))
+        target = ("set arrow from graph 0,first 256 to graph 1,first 256 nohead dt 3 lc rgb 'gray'\n"
+                  "set label 'target: 256 B' at graph 0.02,first 256 offset 0,0.6 tc rgb 'gray'\n")
+        plots["memory"] = plot(pdir, datdir, "memory",
+                               "fastbf memory per pending job (held after the burst, and peak)",
+                               "jobs pending at t = 0", "bytes per pending job", mem,
+                               extra=xr + target)
 
     # Workers
     if len(workers) > 1:
-        w("## Worker threads (`--workers`, deep queues, socket)\n")
-        w(f"Each cell: latency p50 over the first {env.get('exchanges', '?')} exchanges after the "
-          f"burst (as in the table above; † from fastbf's log), and the speedup = p50 at 1 "
-          f"worker / p50 at W workers, both from the same source. This machine has {cores} "
-          f"cores: worker counts above that (marked *) are oversubscribed and show contention, "
-          f"not scaling.\n")
+        w("## Worker threads (`--workers`, deep queues, in-process)\n")
+        w(f"The same deep-queue runs as above, in-process (`fastbf-replay --inproc --workers W`), "
+          f"so that the figure is the decision itself: over the socket a ZeroMQ round trip "
+          f"(about 100 µs, see the transport floor) and its noise would dwarf an EASY "
+          f"decision. Each cell: latency p50 over the first {env.get('exchanges', '?')} "
+          f"exchanges (the time the replayer waited for fastbf's session; † from the "
+          f"session's log, one full cycle each), and the speedup = p50 at 1 worker / p50 at W "
+          f"workers, both from the same source. This machine has {cores} cores: worker counts "
+          f"above that (marked *) are oversubscribed and show contention, not scaling.\n")
         rows, sp = [], []
         for p in ("easy", "conservative"):
             for n in deep:
-                base = idx.get(("deep", str(n), p, "socket", 1))
+                base = idx.get(("deep", str(n), p, "inproc", 1))
                 cells, pts = [], []
                 for k in workers:
-                    c = idx.get(("deep", str(n), p, "socket", k))
+                    c = idx.get(("deep", str(n), p, "inproc", k))
                     if not c:
                         cells.append("—"); continue
                     ratio = lat_ratio(base, c, "p50")
@@ -446,7 +513,7 @@ def main():
         w("## Plots\n")
         for key, title in (("decision", "Decision cost (mean exchange after the burst) vs queue depth"),
                            ("latency", "Exchange latency p50 / p99 vs queue depth"),
-                           ("memory", "fastbf peak RSS per pending job vs queue depth"),
+                           ("memory", "fastbf memory per pending job vs queue depth"),
                            ("speedup", "Speedup vs workers")):
             if plots.get(key):
                 w(f"- [{title}](plots/{plots[key]})\n\n  ![{title}](plots/{plots[key]})\n")

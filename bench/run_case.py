@@ -2,7 +2,7 @@
 """Runs ONE whole-process benchmark case (a fastbf-replay command) under a
 time limit and writes DIR/case.json. Used by tools/bench.sh.
 
-    run_case.py --dir DIR --limit S -- fastbf-replay ARGS... --out DIR
+    run_case.py --dir DIR --limit S [--stderr-log] -- fastbf-replay ARGS... --out DIR
 
 The command runs in a session of its own. Conventions shared with
 tools/bench.sh, all inside DIR:
@@ -10,9 +10,13 @@ tools/bench.sh, all inside DIR:
   replay.rss    peak RSS (KiB) of the replay process (/usr/bin/time -o)
   sched.pid     socket cases: pid of `/usr/bin/time ... fastbf` ($$ then exec)
   sched.rss     socket cases: peak RSS (KiB) of fastbf (/usr/bin/time -o)
-  sched.log     socket cases: fastbf --verbose, one line per exchange,
+  sched.log     socket cases: fastbf --verbose (in-process cases with
+                --stderr-log: the replay's stderr, with --verbose), one line per exchange,
                 "fastbf: +T s now N: D decisions, W waiting, R running", T
-                the monotonic seconds since its first such line
+                the monotonic seconds since its first such line, and at the
+                end the memory fastbf holds ("memory at the end: ..."), read
+                after its allocator returned its free pages: "held" in
+                case.json, the figure of the memory target
 
 status: "ok" (replay exited 0), "over" (killed at the limit: NOT a failure;
 the progress made, read from sched.log, is recorded) or "failed".
@@ -34,6 +38,8 @@ import time
 
 POLL_S = 0.1
 LINE = re.compile(rb"^fastbf: \+([0-9.]+) s now [0-9.]+: \d+ decisions, (\d+) waiting")
+HELD = re.compile(rb"^fastbf: memory at the end: (\d+) KiB resident with (\d+) jobs waiting "
+                  rb"and (\d+) running, (-?\d+) KiB at the start")
 
 
 class LogWatcher:
@@ -43,6 +49,7 @@ class LogWatcher:
     def __init__(self, path):
         self.path, self.offset, self.tail = path, 0, b""
         self.exchanges, self.waiting, self.samples, self.times = 0, None, [], []
+        self.held = None
 
     def poll(self, t):
         try:
@@ -60,6 +67,11 @@ class LogWatcher:
                 self.exchanges += 1
                 self.times.append(float(m.group(1)))
                 self.waiting = int(m.group(2))
+            m = HELD.search(line)
+            if m:
+                end, waiting, running, start = (int(g) for g in m.groups())
+                self.held = {"end_kib": end, "start_kib": start, "waiting": waiting,
+                             "running": running}
         self.samples.append((t, self.exchanges))
 
 
@@ -116,6 +128,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dir", required=True)
     ap.add_argument("--limit", type=float, required=True)
+    ap.add_argument("--stderr-log", action="store_true",
+                    help="the command's stderr is DIR/sched.log (in-process runs with "
+                         "--verbose log there what fastbf logs over the socket)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
@@ -126,7 +141,8 @@ def main():
     watch = LogWatcher(os.path.join(a.dir, "sched.log"))
     out = open(os.path.join(a.dir, "replay.out"), "wb")
     t0 = time.monotonic()
-    proc = subprocess.Popen(full, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    err = open(os.path.join(a.dir, "sched.log"), "wb") if a.stderr_log else subprocess.STDOUT
+    proc = subprocess.Popen(full, stdout=out, stderr=err, start_new_session=True)
     status, hwm_at_limit = None, None
     while status is None:
         try:
@@ -148,6 +164,8 @@ def main():
             status = "over"
     elapsed = min(time.monotonic() - t0, a.limit) if status == "over" else time.monotonic() - t0
     out.close()
+    if a.stderr_log:
+        err.close()
     watch.poll(elapsed)
 
     case = {"status": status, "rc": proc.returncode, "elapsed_s": round(elapsed, 4),
@@ -157,6 +175,8 @@ def main():
             read_kib(os.path.join(a.dir, "sched.rss"))}
     if os.path.exists(os.path.join(a.dir, "sched.log")):
         case["progress"] = progress(watch, status == "ok")
+    if watch.held:
+        case["held"] = watch.held
     try:
         with open(os.path.join(a.dir, "summary.json")) as f:
             case["summary"] = json.load(f)
