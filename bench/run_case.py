@@ -186,8 +186,11 @@ def main():
     if os.path.exists(csv):
         os.remove(csv)  # up to ~100 MB at 1e6 jobs; the summary is what we keep
     if status == "failed":
-        with open(os.path.join(a.dir, "replay.out"), "rb") as f:
-            case["output_tail"] = f.read()[-2000:].decode("utf-8", "replace")
+        tail = b""
+        for name in ("replay.out",) + (("sched.log",) if a.stderr_log else ()):
+            with open(os.path.join(a.dir, name), "rb") as f:
+                tail += f.read()[-2000:]
+        case["output_tail"] = tail.decode("utf-8", "replace")
     with open(os.path.join(a.dir, "case.json"), "w") as f:
         json.dump(case, f, indent=1)
     print(f"{status} {elapsed:.2f}s" + (f" (limit {a.limit:g}s)" if status == "over" else ""))
