@@ -31,18 +31,10 @@ static void format_time(double t, char *buf, size_t cap)
 {
     if (t == floor(t) && fabs(t) < 1e15 && cap >= 20) {
         long long v = (long long)t;
-        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-        char tmp[20];
-        size_t n = 0;
-        do {
-            tmp[n++] = (char)('0' + u % 10);
-            u /= 10;
-        } while (u);
         size_t o = 0;
         if (v < 0)
             buf[o++] = '-';
-        while (n)
-            buf[o++] = tmp[--n];
+        o += fbf_jbuf_digits(buf + o, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
         buf[o] = '\0';
         return;
     }

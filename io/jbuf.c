@@ -69,8 +69,7 @@ void fbf_jbuf_str(fbf_jbuf *b, const char *s)
     fbf_jbuf_lit(b, "\"");
 }
 
-/* Writes the decimal digits of v; returns their count. */
-static size_t put_u64(char *out, uint64_t v)
+size_t fbf_jbuf_digits(char *out, uint64_t v)
 {
     char tmp[24];
     size_t n = 0;
@@ -94,7 +93,7 @@ void fbf_jbuf_int(fbf_jbuf *b, int64_t v)
         o[n++] = '-';
         u = 0 - u;
     }
-    n += put_u64(o + n, u);
+    n += fbf_jbuf_digits(o + n, u);
     b->len += n;
     b->p[b->len] = '\0';
 }
@@ -164,10 +163,10 @@ void fbf_jbuf_ranges(fbf_jbuf *b, const fbf_range *r, uint32_t n)
         size_t k = 0;
         if (i)
             o[k++] = ' ';
-        k += put_u64(o + k, r[i].lo);
+        k += fbf_jbuf_digits(o + k, r[i].lo);
         if (r[i].hi != r[i].lo) {
             o[k++] = '-';
-            k += put_u64(o + k, r[i].hi);
+            k += fbf_jbuf_digits(o + k, r[i].hi);
         }
         b->len += k;
         b->p[b->len] = '\0';

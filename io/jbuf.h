@@ -67,6 +67,9 @@ void fbf_jbuf_time(fbf_jbuf *b, double v);
  * that read back exactly. */
 void fbf_jbuf_num(fbf_jbuf *b, double v);
 void fbf_jbuf_int(fbf_jbuf *b, int64_t v);
+/* The decimal digits of v into out (no sign, no NUL; out has room for 20):
+ * their count. Several times cheaper than snprintf("%llu"). */
+size_t fbf_jbuf_digits(char *out, uint64_t v);
 /* v in the fewest digits that read back exactly, into buf (for messages). */
 void fbf_jbuf_fmt(char *buf, size_t cap, double v);
 /* An interval set "0-3 8 10-11" from n normalised ranges (no quotes). */

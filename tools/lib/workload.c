@@ -33,6 +33,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "io/jbuf.h"
+
 /* ---------- string arena ---------- */
 
 typedef struct arena_chunk {
@@ -269,21 +271,6 @@ int64_t fbf_wl_profile_index(const fbf_workload *wl, const char *name)
     return s ? (int64_t)interned_index(s) : -1;
 }
 
-/* Shortest decimal that reads back as v: integers plainly, others with
- * the fewest digits that round-trip (profile names stay readable). */
-static void format_number(char *buf, size_t cap, double v)
-{
-    if (v == floor(v) && fabs(v) < 1e15) {
-        snprintf(buf, cap, "%lld", (long long)v);
-        return;
-    }
-    for (int prec = 6; prec <= 17; prec++) {
-        snprintf(buf, cap, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            return;
-    }
-}
-
 /* Writes the full id ("<name>!raw" when raw has no '!') into buf. */
 int fbf_wl_full_id(const fbf_workload *wl, const char *raw, char *buf, size_t cap,
                    fbf_error *err)
@@ -328,7 +315,7 @@ int fbf_wl_add_checked(fbf_workload *wl, const char *id, double subtime, double 
 int64_t fbf_wl_delay_profile(fbf_workload *wl, double runtime)
 {
     char name[64] = "delay_";
-    format_number(name + 6, sizeof name - 6, runtime);
+    fbf_jbuf_fmt(name + 6, sizeof name - 6, runtime); /* names stay readable */
     return fbf_wl_profile_intern(wl, name, runtime);
 }
 
