@@ -285,10 +285,12 @@ int main(int argc, char **argv)
         fbf_bv4_register_destroy(reg);
         return 1;
     }
-    long start_kib = verbose ? fbf_memstat_settled_rss_kib() : -1;
-    if (verbose)
+    long start_kib = -1;
+    if (verbose) {
+        start_kib = fbf_memstat_settled_rss_kib();
         fprintf(stderr, "fastbf: policy %s, depth %lld, %lld workers, listening on %s\n",
                 pe->name, depth == FBF_DEPTH_UNLIMITED ? -1LL : depth, workers, endpoint);
+    }
     int rc = fbf_zmq_serve(endpoint, s, &err);
     if (verbose && rc == 0) {
         /* What the jobs still known cost to hold: the benchmarks read this
