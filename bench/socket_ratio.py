@@ -12,6 +12,8 @@ echo's is the round trips per second it prints, timed after its own
 connection and warm-up. Each pair's ratio is
 replay rate / echo rate, taken minutes apart at most, so that the load
 of a shared machine weighs on both alike; the median pair is the figure.
+Each pair also compares the median round trip of both runs (echo p50 /
+replay p50), which a few stalls of the machine do not move.
 
 With --pin CPU, both processes of each run share that one CPU
 (taskset), which takes the scheduler of the operating system out of the
@@ -40,10 +42,10 @@ def echo_rate(args, trips):
     cmd = pinned([os.path.join(args.bin, "fastbf-replay"), "--echo-bench", str(trips)],
                  args.pin)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    m = re.search(r"([0-9.]+) round trips/s", out)
+    m = re.search(r"([0-9.]+) round trips/s, latency p50 ([0-9.]+) us", out)
     if not m:
         sys.exit(f"socket_ratio: no rate in the echo bench's output: {out.strip()!r}")
-    return float(m.group(1))
+    return float(m.group(1)), float(m.group(2)) * 1e-6
 
 
 def replay_rate(args):
@@ -59,7 +61,7 @@ def replay_rate(args):
     done, total = s["jobs"]["done"], s["jobs"]["in_workload"]
     if done != total:
         sys.exit(f"socket_ratio: the replay ended with {done} of {total} jobs done")
-    return s["exchanges_per_s_after_first"], s["exchanges"]
+    return s["exchanges_per_s_after_first"], s["exchanges"], s["latency_s"]["p50"]
 
 
 def main():
@@ -75,19 +77,23 @@ def main():
         sys.exit("socket_ratio: --pairs must be at least 1")
     pairs = []
     for i in range(args.pairs):
-        r, n = replay_rate(args)
-        e = echo_rate(args, n)
-        pairs.append({"echo_per_s": e, "replay_per_s": r, "ratio": r / e})
+        r, n, rp50 = replay_rate(args)
+        e, ep50 = echo_rate(args, n)
+        pairs.append({"echo_per_s": e, "replay_per_s": r, "ratio": r / e,
+                      "echo_p50_s": ep50, "replay_p50_s": rp50, "p50_ratio": ep50 / rp50})
         print(f"pair {i + 1}: echo {e:,.0f}/s, replay {r:,.0f}/s ({n:,} exchanges), "
-              f"ratio {r / e:.3f}", flush=True)
+              f"ratio {r / e:.3f}; round trip p50 echo {ep50 * 1e6:.1f} us, "
+              f"replay {rp50 * 1e6:.1f} us, ratio {ep50 / rp50:.3f}", flush=True)
     med = statistics.median(p["ratio"] for p in pairs)
     report = {"trace": os.path.basename(args.trace), "policy": args.policy,
               "pin": args.pin, "pairs": pairs, "median_ratio": med,
               "min_ratio": min(p["ratio"] for p in pairs),
-              "max_ratio": max(p["ratio"] for p in pairs)}
+              "max_ratio": max(p["ratio"] for p in pairs),
+              "median_p50_ratio": statistics.median(p["p50_ratio"] for p in pairs)}
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)
-    print(f"median ratio {med:.3f} (min {report['min_ratio']:.3f}, max {report['max_ratio']:.3f})")
+    print(f"median ratio {med:.3f} (min {report['min_ratio']:.3f}, max {report['max_ratio']:.3f}); "
+          f"median round trip p50 ratio {report['median_p50_ratio']:.3f}")
 
 
 if __name__ == "__main__":
