@@ -233,6 +233,42 @@ plot {', '.join(parts)}
 
 
 # ---------------------------------------------------------------- report
+def work_of(c):
+    """The policy's work counters of a case: summary.json (in process) or
+    fastbf's log (over the socket)."""
+    if not c:
+        return None
+    return c.get("summary", {}).get("scheduler_work") or c.get("work")
+
+
+def compression_work(idx, deep, w):
+    """What D7 (a) asks of conservative at each depth: how many reservations
+    a completion moves, beside what a decision costs."""
+    rows = []
+    for n in deep:
+        c = idx.get(("deep", str(n), "conservative", "inproc", 1))
+        wk = work_of(c)
+        if not wk or not wk.get("compression_passes"):
+            rows.append([f"{n:,}", "—", "—", "—", lat_cell(c, "p50") if c else "—", "—"])
+            continue
+        moved = wk["reservations_moved"] / wk["compression_passes"]
+        p50 = lat_of(c, "p50")[0]
+        rows.append([f"{n:,}", f"{wk['compression_passes']:,}", f"{moved:,.0f}",
+                     f"{moved / n:.2%}", lat_cell(c, "p50"),
+                     fmt_s(p50 / moved) if p50 and moved else "—"])
+    if not any(r[1] != "—" for r in rows):
+        return
+    w("**What conservative's compression must do** (in process, 1 worker; the policy's "
+      "counters, `fastbf --verbose` or the replay's summary): D7 (a) re-places, in queue "
+      "order, every reservation that can start earlier after a completion, and each one moved "
+      "opens room for those behind it. The reservations one pass moves is the size of its "
+      "result, so no data structure makes a pass cheaper than that; *p50 per reservation "
+      "moved* is what the data structures decide.\n")
+    w(table(["jobs pending", "compression passes", "reservations moved per pass",
+             "of the jobs pending", "exchange p50", "p50 per reservation moved"], rows))
+    w("")
+
+
 def socket_ratio_section(res, w):
     """The replay over the socket vs the bare echo (bench/socket_ratio.py)."""
     runs = []
@@ -438,6 +474,7 @@ def main():
             n, r = got[-1]
             w(f"- {p}: {steps}; **{r:.3g}×** at {n:,}, " + verdict(r <= 3, n))
         w("")
+        compression_work(idx, deep, w)
 
         done, part, lat = [], [], []
         for i, p in enumerate(POLICIES, 1):

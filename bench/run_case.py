@@ -16,7 +16,8 @@ tools/bench.sh, all inside DIR:
                 the monotonic seconds since its first such line, and at the
                 end the memory fastbf holds ("memory at the end: ..."), read
                 after its allocator returned its free pages: "held" in
-                case.json, the figure of the memory target
+                case.json, the figure of the memory target; then the
+                policy's work counters ("policy work: ..."): "work"
 
 status: "ok" (replay exited 0), "over" (killed at the limit: NOT a failure;
 the progress made, read from sched.log, is recorded) or "failed".
@@ -38,6 +39,7 @@ import time
 
 POLL_S = 0.1
 LINE = re.compile(rb"^fastbf: \+([0-9.]+) s now [0-9.]+: \d+ decisions, (\d+) waiting")
+WORK = re.compile(rb"^fastbf: policy work: (.*)$")
 HELD = re.compile(rb"^fastbf: memory at the end: (\d+) KiB resident with (\d+) jobs waiting "
                   rb"and (\d+) running, (-?\d+) KiB at the start")
 
@@ -50,6 +52,7 @@ class LogWatcher:
         self.path, self.offset, self.tail = path, 0, b""
         self.exchanges, self.waiting, self.samples, self.times = 0, None, [], []
         self.held = None
+        self.work = None
 
     def poll(self, t):
         try:
@@ -67,6 +70,10 @@ class LogWatcher:
                 self.exchanges += 1
                 self.times.append(float(m.group(1)))
                 self.waiting = int(m.group(2))
+            m = WORK.search(line)
+            if m:
+                self.work = {k: int(v) for k, v in (item.strip().decode().rsplit(" ", 1)
+                                                    for item in m.group(1).split(b","))}
             m = HELD.search(line)
             if m:
                 end, waiting, running, start = (int(g) for g in m.groups())
@@ -177,6 +184,8 @@ def main():
         case["progress"] = progress(watch, status == "ok")
     if watch.held:
         case["held"] = watch.held
+    if watch.work:
+        case["work"] = watch.work
     try:
         with open(os.path.join(a.dir, "summary.json")) as f:
             case["summary"] = json.load(f)

@@ -306,6 +306,13 @@ double fbf_engine_estimate_start(fbf_engine *e, int64_t res, double walltime)
     return e->ops->estimate(e->pstate, e, (uint32_t)res, walltime);
 }
 
+size_t fbf_engine_policy_counters(const fbf_engine *e, fbf_policy_counter *out, size_t max)
+{
+    if (!e->ops->counters || max == 0)
+        return 0;
+    return e->ops->counters(e->pstate, out, max);
+}
+
 double fbf_engine_now(const fbf_engine *e) { return e->now; }
 fbf_job_h fbf_engine_find(const fbf_engine *e, const char *id)
 {

@@ -48,6 +48,13 @@ typedef uint32_t fbf_job_h;
 typedef struct fbf_engine fbf_engine;
 typedef struct fbf_policy_ops fbf_policy_ops; /* engine/policy_api.h */
 
+/* A count of work the policy did since the engine was created; the name
+ * is the policy's (static storage). */
+typedef struct fbf_policy_counter {
+    const char *name;
+    uint64_t value;
+} fbf_policy_counter;
+
 /* Unlimited reservation depth (conservative backfilling). */
 #define FBF_DEPTH_UNLIMITED INT64_MAX
 
@@ -157,6 +164,10 @@ const fbf_decision *fbf_engine_decisions(const fbf_engine *e, size_t *n);
  * from the policy's own reservations; INFINITY if it can never start,
  * NAN if the policy cannot tell (e.g. FCFS with jobs of unknown walltime). */
 double fbf_engine_estimate_start(fbf_engine *e, int64_t res, double walltime);
+
+/* Up to max of the policy's work counters (none for a policy that keeps
+ * none); returns how many were written. */
+size_t fbf_engine_policy_counters(const fbf_engine *e, fbf_policy_counter *out, size_t max);
 
 double fbf_engine_now(const fbf_engine *e);
 

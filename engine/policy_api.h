@@ -51,6 +51,9 @@ struct fbf_policy_ops {
      * decision point, before or after decide, never during it. The
      * engine holds a machine only where no reservation needs it. */
     void (*resources_held)(void *state, fbf_sched *s, fbf_job_h j);
+    /* Optional: fills up to max counters of the work done so far (what a
+     * benchmark reports beside the time it took) and returns how many. */
+    size_t (*counters)(const void *state, fbf_policy_counter *out, size_t max);
 };
 
 /* A growable array of handles. */

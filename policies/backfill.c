@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/policy_api.h"
 #include "engine/profile.h"
@@ -296,6 +297,22 @@ static double bf_estimate(void *state, fbf_sched *s, uint32_t res, double wallti
     return t;
 }
 
+static size_t bf_counters(const void *state, fbf_policy_counter *out, size_t max)
+{
+    const backfill *b = state;
+    if (!b->persistent)
+        return 0;
+    const fbf_policy_counter all[] = {
+        {"reservations_placed", b->n_placed},
+        {"compression_passes", b->n_passes},
+        {"reservations_revisited", b->n_visited},
+        {"reservations_moved", b->n_moved},
+    };
+    size_t n = sizeof all / sizeof all[0] < max ? sizeof all / sizeof all[0] : max;
+    memcpy(out, all, n * sizeof *out);
+    return n;
+}
+
 const fbf_policy_ops fbf_policy_backfill = {
     .name = "backfill",
     .needs_walltime = true,
@@ -307,4 +324,5 @@ const fbf_policy_ops fbf_policy_backfill = {
     .decide = bf_decide,
     .estimate = bf_estimate,
     .resources_held = bf_held,
+    .counters = bf_counters,
 };

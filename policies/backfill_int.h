@@ -81,6 +81,9 @@ typedef struct fbf_backfill {
     double *corner;   /* persistent: corner facts of a batch (conservative.c) */
     uint32_t floor_h; /* the smallest job searched for (floor_d 0: none yet) */
     double floor_d;
+    /* Work done (persistent): compression passes, reservations they
+     * re-placed, of which moved to an earlier start, and arrivals placed. */
+    uint64_t n_passes, n_visited, n_moved, n_placed;
 } fbf_backfill;
 
 int fbf_backfill_start_job(fbf_backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_reason why,

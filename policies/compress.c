@@ -84,6 +84,8 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_er
     if (fbf_policy_hold(b->p, t, j) < 0 || (t != old && fbf_bf_heap_push(b, t, h) < 0))
         return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
     fbf_sched_set_rsv(s, h, t);
+    b->n_visited++;
+    b->n_moved += t != old;
     if (fast && t != old) {
         fbf_qindex_update(b->qi, s, h);
         double end = old + j->walltime;
@@ -125,6 +127,7 @@ static int compress_all(fbf_backfill *b, fbf_sched *s, fbf_error *err)
 int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
 {
     int rc;
+    b->n_passes++;
     if (b->fast) {
         double now = fbf_sched_now(s);
         fbf_bf_holes t = b->holes;

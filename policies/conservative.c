@@ -275,6 +275,7 @@ static int place(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
     if (fbf_policy_hold(b->p, t, j) < 0 || fbf_bf_heap_push(b, t, h) < 0)
         return -ENOMEM;
     fbf_sched_set_rsv(s, h, t);
+    b->n_placed++;
     if (b->fast && fbf_bf_index_add(b, s, h) < 0)
         return -ENOMEM;
     return 0;

@@ -202,6 +202,17 @@ static double rsv_of(fbf_engine *e, const char *id)
 
 /* ---- the compression example (2 resources) ------------------------------ */
 
+static uint64_t counter(const fbf_engine *e, const char *name)
+{
+    fbf_policy_counter c[8];
+    size_t n = fbf_engine_policy_counters(e, c, 8);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(c[i].name, name))
+            return c[i].value;
+    fail_msg("no policy counter '%s'", name);
+    return 0;
+}
+
 static void test_compression_example(void **state)
 {
     (void)state;
@@ -234,6 +245,12 @@ static void test_compression_example(void **state)
     fbf_test_decide(e, "E:J1");
     fbf_test_expect_alloc(e, "J1", "0-1");
     assert_int_equal(fbf_engine_nb_free(e), 0);
+    /* The work reported: four placements (R1 and R2 started from theirs),
+     * a pass per completion, J1 moved twice and J2 once. */
+    assert_int_equal(counter(e, "reservations_placed"), 4);
+    assert_int_equal(counter(e, "compression_passes"), 3);
+    assert_int_equal(counter(e, "reservations_moved"), 3);
+    assert_true(counter(e, "reservations_revisited") >= 3);
     fbf_engine_destroy(e);
 
     /* The same as a simulated workload: R1 runs 2 of its 10. */

@@ -178,8 +178,41 @@ static void test_truncated_against_fastbf(void **state)
                                 &end_kib, &start_kib),
                          2);
         assert_true(start_kib > 1000 && end_kib > 1000);
+        /* Conservative reports its work: every job placed at t = 0, a pass
+         * per completion, nothing moved (jobs run exactly their walltime). */
+        const char *work = strstr(last, "fastbf: policy work: ");
+        if (i == 2) {
+            assert_non_null(work);
+            assert_int_equal(strncmp(work, "fastbf: policy work: reservations_placed 10, "
+                                           "compression_passes 2, reservations_revisited ", 66),
+                             0);
+            assert_contains(work, ", reservations_moved 0\n");
+        } else {
+            assert_null(work);
+        }
         free(text);
     }
+}
+
+/* In process, the same counters reach summary.json. */
+static void test_policy_work_inproc(void **state)
+{
+    (void)state;
+    const char *wl = fbf_test_tmp_write("queue-inproc.swf", queue_swf);
+    const char *out = fbf_test_tmp_path("work-inproc");
+    char *so = NULL, *err = NULL;
+    int rc = fbf_test_replay_run((const char *const[]){"--inproc", "--policy", "conservative",
+                                                       "--max-exchanges", "3", "--out", out, wl,
+                                                       NULL},
+                                 TIMEOUT_MS, &so, &err);
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, err);
+    assert_contains(so, "policy work  reservations_placed 10, compression_passes 2, ");
+    free(so);
+    free(err);
+    assert_summary(out, "scheduler_work.reservations_placed", 10);
+    assert_summary(out, "scheduler_work.compression_passes", 2);
+    assert_summary(out, "scheduler_work.reservations_moved", 0);
 }
 
 static void test_limit_not_reached(void **state)
@@ -399,6 +432,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_truncated_against_fastbf),
         cmocka_unit_test(test_limit_not_reached),
+        cmocka_unit_test(test_policy_work_inproc),
         cmocka_unit_test(test_ends_message),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_verbose_times),

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -301,6 +302,14 @@ int main(int argc, char **argv)
                 "running, %ld KiB at the start (free pages returned to the system first)\n",
                 fbf_memstat_settled_rss_kib(), fbf_engine_nb_waiting(e),
                 fbf_engine_nb_running(e), start_kib);
+        fbf_policy_counter work[8];
+        size_t nw = fbf_engine_policy_counters(e, work, sizeof work / sizeof work[0]);
+        if (nw) {
+            fprintf(stderr, "fastbf: policy work:");
+            for (size_t i = 0; i < nw; i++)
+                fprintf(stderr, "%s %s %" PRIu64, i ? "," : "", work[i].name, work[i].value);
+            fputc('\n', stderr);
+        }
     }
     fbf_bv4_session_destroy(s);
     fbf_bv4_register_destroy(reg);

@@ -46,6 +46,7 @@
 
 #include "tools/replay/machines.h"
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,13 @@ void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st, c
             "(%.0f jobs/s; %.0f exchanges/s after the first)\n",
             r->wall_total, r->wall_sched, r->wall_total - r->wall_sched, st->jobs_per_s,
             st->loop_rate);
+    if (r->nsched_work) {
+        fprintf(out, "policy work ");
+        for (size_t i = 0; i < r->nsched_work; i++)
+            fprintf(out, "%s %s %" PRIu64, i ? "," : "", r->sched_work[i].name,
+                    r->sched_work[i].value);
+        fputc('\n', out);
+    }
     if (r->mach)
         fbf_machines_print(r, out);
 }
@@ -324,6 +332,11 @@ static int write_json(const fbf_replay *r, const fbf_replay_stats *st, const cha
     cJSON_AddNumberToObject(wall, "replayer", r->wall_total - r->wall_sched);
     cJSON_AddNumberToObject(o, "jobs_per_s", st->jobs_per_s);
     cJSON_AddNumberToObject(o, "exchanges_per_s_after_first", st->loop_rate);
+    if (r->nsched_work) {
+        cJSON *work = cJSON_AddObjectToObject(o, "scheduler_work");
+        for (size_t i = 0; work && i < r->nsched_work; i++)
+            cJSON_AddNumberToObject(work, r->sched_work[i].name, (double)r->sched_work[i].value);
+    }
     if (r->mach)
         fbf_machines_json(r, o);
     char *text = cJSON_Print(o);

@@ -174,10 +174,16 @@ typedef struct fbf_replay_config {
 
 #define FBF_REPLAY_MAX_WORKLOADS 16
 
+#define FBF_REPLAY_MAX_COUNTERS 8
+
 typedef struct fbf_replay {
     fbf_workload *wl;  /* grows with registered jobs */
     fbf_replay_config cfg;
     fbf_transport *tr;
+    /* The scheduler's work counters, read after SIMULATION_ENDS when the
+     * transport can tell (in process). */
+    fbf_policy_counter sched_work[FBF_REPLAY_MAX_COUNTERS];
+    size_t nsched_work;
 
     fbf_rjob *jobs;
     size_t jobs_cap;

@@ -536,6 +536,7 @@ static int end_run(fbf_replay *r)
     int rc = exchange(r);
     if (rc != FBF_EXIT_OK)
         return rc;
+    r->nsched_work = fbf_transport_counters(r->tr, r->sched_work, FBF_REPLAY_MAX_COUNTERS);
     fbf_error ferr;
     fbf_error_clear(&ferr);
     int f = fbf_transport_finish(r->tr, &ferr);

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 
+#include "engine/engine.h"
 #include "engine/error.h"
 #include "io/bv4_session.h"
 
@@ -35,6 +36,9 @@ typedef struct fbf_transport_ops {
                     size_t *reply_len, fbf_error *err);
     int (*finish)(fbf_transport *t, fbf_error *err);
     void (*destroy)(fbf_transport *t);
+    /* Optional: the scheduler's work counters, when it can tell
+     * (in process: the policy's, engine.h); returns how many. */
+    size_t (*counters)(fbf_transport *t, fbf_policy_counter *out, size_t max);
 } fbf_transport_ops;
 
 struct fbf_transport {
@@ -51,6 +55,12 @@ static inline int fbf_transport_exchange(fbf_transport *t, const char *req, size
 static inline int fbf_transport_finish(fbf_transport *t, fbf_error *err)
 {
     return t->ops->finish ? t->ops->finish(t, err) : 0;
+}
+
+static inline size_t fbf_transport_counters(fbf_transport *t, fbf_policy_counter *out,
+                                            size_t max)
+{
+    return t->ops->counters ? t->ops->counters(t, out, max) : 0;
 }
 
 static inline void fbf_transport_destroy(fbf_transport *t)

@@ -44,7 +44,14 @@ static void inproc_destroy(fbf_transport *base)
     free(t);
 }
 
-static const fbf_transport_ops inproc_ops = {inproc_exchange, NULL, inproc_destroy};
+static size_t inproc_counters(fbf_transport *base, fbf_policy_counter *out, size_t max)
+{
+    inproc_tr *t = (inproc_tr *)base;
+    return fbf_engine_policy_counters(fbf_bv4_session_engine(t->s), out, max);
+}
+
+static const fbf_transport_ops inproc_ops = {inproc_exchange, NULL, inproc_destroy,
+                                             inproc_counters};
 
 fbf_transport *fbf_transport_inproc(const fbf_bv4_options *opt, const char *what,
                                     fbf_error *err)

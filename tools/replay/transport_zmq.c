@@ -269,7 +269,7 @@ static void zmq_destroy(fbf_transport *base)
     free(t);
 }
 
-static const fbf_transport_ops zmq_ops = {zmq_exchange, zmq_finish, zmq_destroy};
+static const fbf_transport_ops zmq_ops = {zmq_exchange, zmq_finish, zmq_destroy, NULL};
 
 static zmq_tr *zmq_open(const char *endpoint, double timeout_s, fbf_error *err)
 {
