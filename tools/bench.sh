@@ -196,6 +196,18 @@ for n in $depths; do
                 "$build/fastbf-replay" "${common[@]}" --out "$res/cases/$name" \
                 --scheduler "$(sched_cmd "$res/cases/$name" --policy "$p" --workers "$w")" -- \
                 "$build/fastbf-replay" "${common[@]}" --quiet --scheduler "$bin/fastbf --policy $p --workers $w"
+            # A run over its limit never reaches SIMULATION_ENDS, where
+            # fastbf reads the memory it holds: the burst alone (one
+            # exchange, then SIMULATION_ENDS) gives that figure at N waiting.
+            if python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))
+sys.exit(0 if c["status"] == "over" and "held" not in c else 1)' "$res/cases/$name/case.json"; then
+                hname=held~$n~$p~$tr~$w
+                hcommon=("$wl" --max-exchanges 1 --timeout $((lim + 10)))
+                case_run "$hname" "$lim" \
+                    "$build/fastbf-replay" "${hcommon[@]}" --out "$res/cases/$hname" \
+                    --scheduler "$(sched_cmd "$res/cases/$hname" --policy "$p" --workers "$w")" -- \
+                    "$build/fastbf-replay" "${hcommon[@]}" --quiet --scheduler "$bin/fastbf --policy $p --workers $w"
+            fi
         else
             # --verbose: the session's log (stderr) is sched.log, as over the socket.
             case_run "$name" "$lim" --stderr-log \
