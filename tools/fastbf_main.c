@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "io/bv4_session.h"
 #include "io/zmq_server.h"
 #include "policies/registry.h"
+#include "tools/lib/counters.h"
 #include "tools/lib/memstat.h"
 #include "tools/lib/workload.h"
 
@@ -303,13 +303,8 @@ int main(int argc, char **argv)
                 fbf_memstat_settled_rss_kib(), fbf_engine_nb_waiting(e),
                 fbf_engine_nb_running(e), start_kib);
         fbf_policy_counter work[8];
-        size_t nw = fbf_engine_policy_counters(e, work, sizeof work / sizeof work[0]);
-        if (nw) {
-            fprintf(stderr, "fastbf: policy work:");
-            for (size_t i = 0; i < nw; i++)
-                fprintf(stderr, "%s %s %" PRIu64, i ? "," : "", work[i].name, work[i].value);
-            fputc('\n', stderr);
-        }
+        fbf_counters_print(stderr, "fastbf: policy work:", work,
+                           fbf_engine_policy_counters(e, work, sizeof work / sizeof work[0]));
     }
     fbf_bv4_session_destroy(s);
     fbf_bv4_register_destroy(reg);

@@ -44,9 +44,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "tools/lib/counters.h"
 #include "tools/replay/machines.h"
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,13 +191,7 @@ void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st, c
             "(%.0f jobs/s; %.0f exchanges/s after the first)\n",
             r->wall_total, r->wall_sched, r->wall_total - r->wall_sched, st->jobs_per_s,
             st->loop_rate);
-    if (r->nsched_work) {
-        fprintf(out, "policy work ");
-        for (size_t i = 0; i < r->nsched_work; i++)
-            fprintf(out, "%s %s %" PRIu64, i ? "," : "", r->sched_work[i].name,
-                    r->sched_work[i].value);
-        fputc('\n', out);
-    }
+    fbf_counters_print(out, "policy work ", r->sched_work, r->nsched_work);
     if (r->mach)
         fbf_machines_print(r, out);
 }
