@@ -155,7 +155,7 @@ int fbf_jobs_add(fbf_jobs *js, const char *id, fbf_job_h *out)
     fbf_job *j = &js->chunks[c][h & (CHUNK_SIZE - 1)];
     memset(j, 0, sizeof *j);
     j->id = copy;
-    j->seq = js->count;
+    j->seq = h; /* handles are given in arrival order */
     j->rsv = NAN;
     j->prev = j->next = FBF_JOB_NONE;
     fbf_idset_init(&j->alloc);

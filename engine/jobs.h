@@ -29,7 +29,7 @@ typedef struct fbf_job {
     double start;     /* when running: start time */
     double est_end;   /* when running: start + walltime (INFINITY if none) */
     double rsv;       /* policy's reservation, NAN if none */
-    uint64_t seq;     /* arrival order on the protocol */
+    uint64_t seq;     /* arrival order on the protocol; equals the handle */
     fbf_idset alloc;  /* when running or done */
     uint32_t res;
     fbf_job_h prev, next; /* links in the owning partition's queue */
@@ -46,8 +46,8 @@ fbf_jobs *fbf_jobs_create(void);
 void fbf_jobs_destroy(fbf_jobs *js);
 
 /* Adds a job with the given id; the record is zeroed but for id, seq
- * (= arrival order), rsv (NAN) and links (FBF_JOB_NONE). -EEXIST if the
- * id is known, -ENOMEM, -E2BIG past 2^32 - 2 jobs. */
+ * (= arrival order = the handle), rsv (NAN) and links (FBF_JOB_NONE).
+ * -EEXIST if the id is known, -ENOMEM, -E2BIG past 2^32 - 2 jobs. */
 int fbf_jobs_add(fbf_jobs *js, const char *id, fbf_job_h *out);
 
 /* FBF_JOB_NONE if unknown. */

@@ -9,7 +9,9 @@
  * drawn are odd). Priorities come from a fixed splitmix64 sequence:
  * reproducible. The reservation aggregates live in a parallel array,
  * allocated only for a qindex created with FBF_QINDEX_RSV: a node without
- * them is 40 bytes, not 64, and an index holds one per handle.
+ * them is 32 bytes, not 48, and an index holds one per handle. A node keeps
+ * no seq: the second half of the key is the slot's handle (jobs.h: a
+ * job's seq is its handle).
  * Groups (the _at functions) are further trees over the same node array,
  * rooted where the caller says; a node belongs to one tree at a time.
  */
@@ -25,7 +27,6 @@ typedef struct qnode {
     uint32_t min_res; /* subtree aggregates ... */
     double min_wall;
     double subtime; /* the job's key, copied: descents touch no job record */
-    uint64_t seq;
 } qnode;
 
 typedef struct qrsv {
@@ -114,7 +115,8 @@ static int cmp(const fbf_qindex *q, uint32_t x, const fbf_job *k)
         return -1;
     if (n->subtime > k->subtime)
         return 1;
-    return n->seq < k->seq ? -1 : (n->seq > k->seq);
+    uint64_t seq = x - 1u;
+    return seq < k->seq ? -1 : (seq > k->seq);
 }
 
 fbf_qindex *fbf_qindex_create(unsigned flags)
@@ -222,7 +224,7 @@ int fbf_qindex_insert_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h 
     }
     uint32_t x = h + 1;
     const fbf_job *j = fbf_sched_job(s, h);
-    q->n[x] = (qnode){.prio = next_prio(q), .subtime = j->subtime, .seq = j->seq};
+    q->n[x] = (qnode){.prio = next_prio(q), .subtime = j->subtime};
     fbf_qagg xa = own(s, x);
     set_agg(q, x, &xa);
     *root = insert(q, s, *root, x, j, &xa);

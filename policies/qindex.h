@@ -5,7 +5,7 @@
  *
  * A treap keyed by (subtime, seq), one node per indexed job, addressed by
  * the job's handle (slot h + 1; slot 0 is nil): the slots cover every
- * handle up to the largest indexed, 40 bytes each (56 with reservations).
+ * handle up to the largest indexed, 32 bytes each (48 with reservations).
  * Each subtree keeps the minimum res and walltime and, when asked for, the
  * minimum and maximum reservation of its jobs. A search descends in key
  * order and skips every subtree whose aggregates fail a caller's

@@ -72,6 +72,7 @@ static void test_jobs_add_find(void **state)
         assert_int_equal(rec[i]->res, (uint32_t)i);
         assert_string_equal(rec[i]->id, id);
         assert_int_equal(rec[i]->seq, (uint64_t)i);
+        assert_int_equal(rec[i]->seq, (uint64_t)h[i]); /* qindex keys on it */
     }
     assert_int_equal(fbf_jobs_add(js, "w3!3", &c), -EEXIST);
     assert_int_equal(fbf_jobs_add(js, "w4!99999", &c), -EEXIST);
