@@ -4,8 +4,11 @@
  * Reservations persist between decision points, are compressed in queue
  * order after a completion (a), given to new arrivals (b), started when
  * due (c), and a CALL_ME_LATER covers the earliest one when no running
- * job ends first (d). A min-heap of (rsv, job) finds due reservations
- * without a scan; its stale entries (the job started, or its reservation
+ * job ends first (d). Due reservations are found without a scan: on the
+ * fast path by qi, whose subtree minima of the reservations already
+ * answer "which are due, in queue order" (so no second structure holds
+ * 16 bytes per job for it); on the plain path by a min-heap of
+ * (rsv, job), whose stale entries (the job started, or its reservation
  * moved) are dropped lazily and purged when they outnumber live ones.
  *
  * Compression (D7 a) lives in policies/compress.c (the pass and the
@@ -24,6 +27,8 @@
 
 int fbf_bf_heap_push(fbf_backfill *b, double t, fbf_job_h j)
 {
+    if (b->fast)
+        return 0; /* qi answers; see the top of this file */
     if (b->heap_n == b->heap_cap) {
         size_t cap = b->heap_cap ? b->heap_cap * 2 : 256;
         fbf_bf_rsv_item *v = realloc(b->heap, cap * sizeof *v);
@@ -311,6 +316,57 @@ static int sort_queue_order(fbf_backfill *b, fbf_sched *s, fbf_hvec *v)
     return 0;
 }
 
+static bool is_due(void *ctx, const fbf_qagg *agg) { return agg->min_rsv <= *(double *)ctx; }
+
+/* The waiting jobs whose reservation is due by now, in queue order, into
+ * b->tmp. */
+static int collect_due(fbf_backfill *b, fbf_sched *s, double now)
+{
+    b->tmp.n = 0;
+    if (b->fast) {
+        for (fbf_job_h h = FBF_JOB_NONE;
+             (h = fbf_qindex_next(b->qi, s, h, is_due, &now)) != FBF_JOB_NONE;)
+            if (fbf_hvec_push(&b->tmp, h) < 0)
+                return -ENOMEM;
+        return 0;
+    }
+    while (b->heap_n && b->heap[0].t <= now) {
+        if (live(s, &b->heap[0]) && fbf_hvec_push(&b->tmp, b->heap[0].j) < 0)
+            return -ENOMEM;
+        heap_pop(b);
+    }
+    return sort_queue_order(b, s, &b->tmp);
+}
+
+/* The earliest live reservation, INFINITY if none. */
+static double earliest_rsv(fbf_backfill *b, fbf_sched *s)
+{
+    if (b->fast)
+        return fbf_qindex_all(b->qi).min_rsv;
+    heap_purge(b, s);
+    while (b->heap_n && !live(s, &b->heap[0]))
+        heap_pop(b);
+    return b->heap_n ? b->heap[0].t : INFINITY;
+}
+
+/* A burst of arrivals leaves its scratch as large as the burst; what is
+ * held between decisions should be the queue, not the largest message
+ * ever received. */
+#define SCRATCH_KEEP 4096u
+
+static void shrink_scratch(fbf_backfill *b)
+{
+    if (b->sorted_cap > SCRATCH_KEEP) {
+        free(b->sorted);
+        b->sorted = NULL;
+        b->sorted_cap = 0;
+    }
+    fbf_hvec *v[] = {&b->arrivals, &b->tmp}; /* both dead between passes */
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        if (v[i]->cap > SCRATCH_KEEP)
+            fbf_hvec_fini(v[i]);
+}
+
 static bool is_zero_walltime(const void *ctx, const fbf_job *j) { return j->walltime == 0; }
 
 static fbf_start_reason reason_for(fbf_sched *s, fbf_job_h h, bool placed_before)
@@ -369,13 +425,7 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
     b->corner = keep;
 
     /* (c) due reservations, in queue order. */
-    b->tmp.n = 0;
-    while (b->heap_n && b->heap[0].t <= now) {
-        if (live(s, &b->heap[0]) && fbf_hvec_push(&b->tmp, b->heap[0].j) < 0)
-            return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
-        heap_pop(b);
-    }
-    if (sort_queue_order(b, s, &b->tmp) < 0)
+    if (collect_due(b, s, now) < 0)
         return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
     for (size_t i = 0; i < b->tmp.n; i++) {
         fbf_job_h h = b->tmp.v[i];
@@ -411,18 +461,14 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
         }
     }
     b->arrivals.n = 0;
+    shrink_scratch(b);
 
     /* (d) make sure something wakes us by the earliest reservation. */
-    heap_purge(b, s);
-    while (b->heap_n && !live(s, &b->heap[0]))
-        heap_pop(b);
-    if (b->heap_n) {
-        double x = b->heap[0].t;
-        /* x <= now only behind a job that outlived its estimate: its
-         * completion will wake us, and a call in the past is invalid. */
-        if (x > now && !(fbf_sched_min_running_end(s) <= x))
-            fbf_sched_call_me_later(s, x);
-    }
+    double x = earliest_rsv(b, s);
+    /* x <= now only behind a job that outlived its estimate: its
+     * completion will wake us, and a call in the past is invalid. */
+    if (x < INFINITY && x > now && !(fbf_sched_min_running_end(s) <= x))
+        fbf_sched_call_me_later(s, x);
     return 0;
 }
 
