@@ -65,7 +65,7 @@ typedef struct fbf_backfill {
     fbf_hvec tmp;      /* per-pass scratch */
     fbf_bf_sort_item *sorted;
     size_t sorted_cap;
-    fbf_bf_rsv_item *heap;
+    fbf_bf_rsv_item *heap; /* plain path: due reservations (conservative.c) */
     size_t heap_n, heap_cap, live_rsv;
     size_t zero_waiting; /* persistent: waiting jobs of walltime 0 */
     fbf_qindex *qi;      /* persistent, fast: the reserved jobs */
@@ -106,7 +106,8 @@ void fbf_bf_windex_update(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h);
 int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error *err);
 
 /* conservative.c */
-/* -ENOMEM; a min-heap entry (rsv t, job j), see conservative.c. */
+/* -ENOMEM; a min-heap entry (rsv t, job j) on the plain path; on the fast
+ * path qi keeps the reservations and this does nothing (conservative.c). */
 int fbf_bf_heap_push(fbf_backfill *b, double t, fbf_job_h j);
 /* Forgets what the skip cache knows about windows meeting [x, y). */
 void fbf_bf_skip_release(fbf_backfill *b, double x, double y);
