@@ -17,4 +17,11 @@ void fbf_backfill_set_runs_share(unsigned span_share);
  * whatever it is. Returns the batches placed with them so far. */
 unsigned long fbf_backfill_set_corner_batch(size_t min_batch);
 
+/* Tests only. After each decision point, conservative frees the scratch
+ * of its passes (sort buffer, handle vectors) that holds more than keep
+ * entries; FBF_BF_SCRATCH_KEEP is the default. The decisions are the same
+ * whatever it is. Returns the buffers freed so far. */
+#define FBF_BF_SCRATCH_KEEP 4096u
+unsigned long fbf_backfill_set_scratch_keep(size_t keep);
+
 #endif

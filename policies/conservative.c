@@ -352,19 +352,29 @@ static double earliest_rsv(fbf_backfill *b, fbf_sched *s)
 /* A burst of arrivals leaves its scratch as large as the burst; what is
  * held between decisions should be the queue, not the largest message
  * ever received. */
-#define SCRATCH_KEEP 4096u
+static size_t scratch_keep = FBF_BF_SCRATCH_KEEP;
+static atomic_ulong scratch_frees;
+
+unsigned long fbf_backfill_set_scratch_keep(size_t keep)
+{
+    scratch_keep = keep;
+    return atomic_load(&scratch_frees);
+}
 
 static void shrink_scratch(fbf_backfill *b)
 {
-    if (b->sorted_cap > SCRATCH_KEEP) {
+    if (b->sorted_cap > scratch_keep) {
         free(b->sorted);
         b->sorted = NULL;
         b->sorted_cap = 0;
+        atomic_fetch_add(&scratch_frees, 1);
     }
     fbf_hvec *v[] = {&b->arrivals, &b->tmp}; /* both dead between passes */
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
-        if (v[i]->cap > SCRATCH_KEEP)
+        if (v[i]->cap > scratch_keep) {
             fbf_hvec_fini(v[i]);
+            atomic_fetch_add(&scratch_frees, 1);
+        }
 }
 
 static bool is_zero_walltime(const void *ctx, const fbf_job *j) { return j->walltime == 0; }

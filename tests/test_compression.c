@@ -8,8 +8,9 @@
  * decision and every reservation after every decision point must be the
  * same. Each workload runs the indexed pass two ways (policies/compress.h):
  * as configured by default; and with a run table over every hole, however
- * wide, and every batch of arrivals, however small, placed with the
- * corner facts of a burst. The plain loops are themselves checked against
+ * wide, every batch of arrivals, however small, placed with the corner
+ * facts of a burst, and the scratch of every pass freed after it, as after
+ * a burst. The plain loops are themselves checked against
  * the brute-force reference in test_policies.
  */
 #include <setjmp.h>
@@ -142,7 +143,7 @@ static void test_indexed_equals_plain(void **state)
     static ref_result want[MAX_JOBS];
     uint32_t ids[REF_MAX_RES], nb;
     size_t total = 0, checks = 0;
-    unsigned long corner_batches = 0;
+    unsigned long corner_batches = 0, scratch_frees = 0;
     for (uint64_t seed = 1; seed <= NB_WORKLOADS; seed++) {
         size_t n = workload(seed, jobs, ids, &nb);
         total += n;
@@ -157,19 +158,22 @@ static void test_indexed_equals_plain(void **state)
         /* Short schedules make wide holes, which the default leaves to
          * searches of the profile. */
         unsigned long corner0 = fbf_backfill_set_corner_batch(1);
+        unsigned long frees0 = fbf_backfill_set_scratch_keep(0);
         fbf_backfill_set_runs_share(0);
-        check_indexed(seed, "every run table, corner facts for every batch", workers, ids, nb,
-                      jobs, n, want, &pt, &pl);
+        check_indexed(seed, "every run table, corner facts for every batch, scratch freed "
+                      "after every pass", workers, ids, nb, jobs, n, want, &pt, &pl);
         corner_batches += fbf_backfill_set_corner_batch(0) - corner0;
+        scratch_frees += fbf_backfill_set_scratch_keep(FBF_BF_SCRATCH_KEEP) - frees0;
         fbf_backfill_set_runs_share(FBF_RUNS_SPAN_SHARE);
         ref_trace_fini(&pt);
     }
     fprintf(stderr,
             "indexed vs plain: %d workloads, %zu jobs, %zu reservations compared; %lu batches "
-            "of arrivals placed with corner facts\n",
-            NB_WORKLOADS, total, checks, corner_batches);
+            "of arrivals placed with corner facts, %lu scratch buffers freed\n",
+            NB_WORKLOADS, total, checks, corner_batches, scratch_frees);
     /* The variant must have run what it is meant to test. */
     assert_true(corner_batches > 1000);
+    assert_true(scratch_frees > 1000);
 }
 
 int main(void)
