@@ -106,9 +106,10 @@ void fbf_bf_windex_update(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h);
 int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error *err);
 
 /* conservative.c */
-/* -ENOMEM; a min-heap entry (rsv t, job j) on the plain path; on the fast
- * path qi keeps the reservations and this does nothing (conservative.c). */
-int fbf_bf_heap_push(fbf_backfill *b, double t, fbf_job_h j);
+/* Notes that job j's reservation is now t, for finding due reservations:
+ * the plain path's min-heap takes an entry (-ENOMEM); on the fast path qi
+ * already holds it and this does nothing (conservative.c). */
+int fbf_bf_due_note(fbf_backfill *b, double t, fbf_job_h j);
 /* Forgets what the skip cache knows about windows meeting [x, y). */
 void fbf_bf_skip_release(fbf_backfill *b, double x, double y);
 int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err);

@@ -81,7 +81,7 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_er
         return fbf_errorf(err, -EPROTO,
                           "conservative: compression moved job %s later (%.17g -> %.17g)",
                           j->id, old, t);
-    if (fbf_policy_hold(b->p, t, j) < 0 || (t != old && fbf_bf_heap_push(b, t, h) < 0))
+    if (fbf_policy_hold(b->p, t, j) < 0 || (t != old && fbf_bf_due_note(b, t, h) < 0))
         return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
     fbf_sched_set_rsv(s, h, t);
     b->n_visited++;

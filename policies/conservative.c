@@ -25,10 +25,10 @@
 #include "policies/common.h"
 #include "policies/compress.h"
 
-int fbf_bf_heap_push(fbf_backfill *b, double t, fbf_job_h j)
+int fbf_bf_due_note(fbf_backfill *b, double t, fbf_job_h j)
 {
     if (b->fast)
-        return 0; /* qi answers; see the top of this file */
+        return 0; /* qi holds it; see the top of this file */
     if (b->heap_n == b->heap_cap) {
         size_t cap = b->heap_cap ? b->heap_cap * 2 : 256;
         fbf_bf_rsv_item *v = realloc(b->heap, cap * sizeof *v);
@@ -277,7 +277,7 @@ static int place(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
 {
     const fbf_job *j = fbf_sched_job(s, h);
     double t = earliest_in_batch(b, s, j->res, j->walltime);
-    if (fbf_policy_hold(b->p, t, j) < 0 || fbf_bf_heap_push(b, t, h) < 0)
+    if (fbf_policy_hold(b->p, t, j) < 0 || fbf_bf_due_note(b, t, h) < 0)
         return -ENOMEM;
     fbf_sched_set_rsv(s, h, t);
     b->n_placed++;
@@ -444,7 +444,7 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
         if (j->res > fbf_sched_free(s)) {
             /* Only when a running job outlived its walltime estimate: wait
              * for its completion, which compresses this reservation. */
-            if (fbf_bf_heap_push(b, rsv, h) < 0)
+            if (fbf_bf_due_note(b, rsv, h) < 0)
                 return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
             continue;
         }
