@@ -79,6 +79,7 @@ typedef struct fbf_backfill {
     fbf_bf_skip skip[FBF_BF_SKIP_MAX];
     size_t skip_n;
     double *corner;   /* persistent: corner facts of a batch (conservative.c) */
+    struct fbf_bf_fits *fits; /* persistent: fit facts of a batch (fits.h) */
     uint32_t floor_h; /* the smallest job searched for (floor_d 0: none yet) */
     double floor_d;
     /* Work done (persistent): compression passes, reservations they

@@ -16,6 +16,9 @@ void fbf_backfill_set_runs_share(unsigned span_share);
  * (conservative.c); 0 restores the default. The decisions are the same
  * whatever it is. Returns the batches placed with them so far. */
 unsigned long fbf_backfill_set_corner_batch(size_t min_batch);
+/* Tests only. Placements so far whose search started from a fit fact
+ * (policies/fits.h) later than their corner's. */
+unsigned long fbf_backfill_fit_starts(void);
 
 /* Tests only. After each decision point, conservative frees the scratch
  * of its passes (sort buffer, handle vectors) that holds more than keep

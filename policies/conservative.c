@@ -24,6 +24,7 @@
 #include "policies/backfill_int.h"
 #include "policies/common.h"
 #include "policies/compress.h"
+#include "policies/fits.h"
 
 int fbf_bf_due_note(fbf_backfill *b, double t, fbf_job_h j)
 {
@@ -234,18 +235,30 @@ static double earliest_from_now(fbf_backfill *b, fbf_sched *s, uint32_t res, dou
  * replaces a walk over every short gap since now by a walk from a nearby
  * corner's fit. The grid is forgotten between batches (completions free
  * capacity).
+ *
+ * A corner's fit is only a floor for the jobs of its cell: those with
+ * more res or a longer walltime still walk every run of free() too short
+ * for them, and in a million-job burst that walk grew with the schedule.
+ * So each placement also teaches its exact (res, walltime) fact
+ * (policies/fits.h), and a job starts from the later of its corner's fit
+ * and the fit of the longest walltime of its own res placed before it.
  */
 #define CORNER_RES 64   /* res in [1, 2^32) */
 #define CORNER_WALL 128 /* walltimes in [1, 2^64) */
 #define CORNER_MIN_BATCH 256
 
 static size_t corner_min_batch = CORNER_MIN_BATCH;
-static atomic_ulong corner_batches;
+static atomic_ulong corner_batches, fit_starts;
 
 unsigned long fbf_backfill_set_corner_batch(size_t min_batch)
 {
     corner_min_batch = min_batch ? min_batch : CORNER_MIN_BATCH;
     return atomic_load(&corner_batches);
+}
+
+unsigned long fbf_backfill_fit_starts(void)
+{
+    return atomic_load(&fit_starts);
 }
 
 /* The corner below x >= 1: 2^k or 3 * 2^(k-1), and its index. */
@@ -270,7 +283,15 @@ static double earliest_in_batch(fbf_backfill *b, fbf_sched *s, uint32_t res, dou
     size_t ri = corner_of((double)res, &r0), wi = corner_of(walltime, &w0);
     double *c = &b->corner[ri * CORNER_WALL + wi];
     *c = search_from(b, now, *c > now ? *c : now, (uint32_t)r0, w0);
-    return search_from(b, now, *c, res, walltime);
+    double from = *c, x = b->fits ? fbf_bf_fits_bound(b->fits, res, walltime) : -INFINITY;
+    if (x > from) {
+        from = x;
+        atomic_fetch_add_explicit(&fit_starts, 1, memory_order_relaxed);
+    }
+    double t = search_from(b, now, from, res, walltime);
+    if (b->fits)
+        fbf_bf_fits_learn(b->fits, res, walltime, t); /* -ENOMEM: learns nothing */
+    return t;
 }
 
 static int place(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
@@ -412,6 +433,10 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
     if (corners) {
         for (size_t i = 0; i < CORNER_RES * CORNER_WALL; i++)
             b->corner[i] = -INFINITY;
+        if (!b->fits)
+            b->fits = fbf_bf_fits_create(); /* NULL: corners alone */
+        if (b->fits)
+            fbf_bf_fits_reset(b->fits, scratch_keep);
         atomic_fetch_add(&corner_batches, 1);
     }
     double *keep = b->corner;
@@ -494,6 +519,7 @@ void fbf_backfill_fini_persistent(fbf_backfill *b)
     fbf_qindex_destroy(b->qi);
     free(b->heap);
     free(b->corner);
+    fbf_bf_fits_destroy(b->fits);
     free(b->sorted);
     free(b->pending.v);
     free(b->holes.v);

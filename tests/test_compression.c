@@ -9,7 +9,7 @@
  * same. Each workload runs the indexed pass two ways (policies/compress.h):
  * as configured by default; and with a run table over every hole, however
  * wide, every batch of arrivals, however small, placed with the corner
- * facts of a burst, and the scratch of every pass freed after it, as after
+ * and fit facts of a burst, and the scratch of every pass freed after it, as after
  * a burst. The plain loops are themselves checked against
  * the brute-force reference in test_policies.
  */
@@ -143,7 +143,7 @@ static void test_indexed_equals_plain(void **state)
     static ref_result want[MAX_JOBS];
     uint32_t ids[REF_MAX_RES], nb;
     size_t total = 0, checks = 0;
-    unsigned long corner_batches = 0, scratch_frees = 0;
+    unsigned long corner_batches = 0, scratch_frees = 0, fit0 = fbf_backfill_fit_starts();
     for (uint64_t seed = 1; seed <= NB_WORKLOADS; seed++) {
         size_t n = workload(seed, jobs, ids, &nb);
         total += n;
@@ -167,12 +167,15 @@ static void test_indexed_equals_plain(void **state)
         fbf_backfill_set_runs_share(FBF_RUNS_SPAN_SHARE);
         ref_trace_fini(&pt);
     }
+    unsigned long fit_starts = fbf_backfill_fit_starts() - fit0;
     fprintf(stderr,
             "indexed vs plain: %d workloads, %zu jobs, %zu reservations compared; %lu batches "
-            "of arrivals placed with corner facts, %lu scratch buffers freed\n",
-            NB_WORKLOADS, total, checks, corner_batches, scratch_frees);
+            "of arrivals placed with corner facts, %lu searches started from a fit fact, %lu "
+            "scratch buffers freed\n",
+            NB_WORKLOADS, total, checks, corner_batches, fit_starts, scratch_frees);
     /* The variant must have run what it is meant to test. */
     assert_true(corner_batches > 1000);
+    assert_true(fit_starts > 400);
     assert_true(scratch_frees > 1000);
 }
 
