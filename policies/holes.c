@@ -166,6 +166,12 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
     fbf_bf_run_info ri = {INFINITY, INFINITY};
     bool table = c->b->runs &&
                  fbf_bf_runs_query(c->b->runs, p, &c->b->holes, i, c->now, g->min_res, &ri) == 0;
+    bool long_run = table && !(ri.longest < l - 1e-9 * (fabs(h->b) + l));
+    /* The test is an or of both kinds: the table's answer for the first
+     * costs nothing, the second may walk the profile, so the first goes
+     * first. */
+    if (long_run && !(g->max_rsv < h->b))
+        return true;
     if (ri.latest_end >= g->min_rsv) {
         if (g->min_rsv > h->b) {
             /* When min rsv - b >= min wall, a window of the second kind
@@ -185,14 +191,10 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
         if (*before_rsv > 0 && !(g->min_rsv > h->b))
             return true;
     }
-    if (table) {
-        if (ri.longest < l - 1e-9 * (fabs(h->b) + l))
-            return false;
-        /* The run may start too late for a window that must start before
-         * max rsv: only then is the profile searched. */
-        if (!(g->max_rsv < h->b))
-            return true;
-    }
+    /* With a long enough run, it may start too late for a window that
+     * must start before max rsv: only then is the profile searched. */
+    if (table && !long_run)
+        return false;
     return fbf_profile_earliest_before(p, window_from(p, c->now, h->a, l), g->min_res, l,
                                        stop) < INFINITY;
 }
