@@ -246,6 +246,7 @@ static double earliest_from_now(fbf_backfill *b, fbf_sched *s, uint32_t res, dou
 #define CORNER_RES 64   /* res in [1, 2^32) */
 #define CORNER_WALL 128 /* walltimes in [1, 2^64) */
 #define CORNER_MIN_BATCH 256
+#define FITS_KEEP 256 /* facts per res whose storage outlives a batch */
 
 static size_t corner_min_batch = CORNER_MIN_BATCH;
 static atomic_ulong corner_batches, fit_starts;
@@ -436,7 +437,7 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
         if (!b->fits)
             b->fits = fbf_bf_fits_create(); /* NULL: corners alone */
         if (b->fits)
-            fbf_bf_fits_reset(b->fits, scratch_keep);
+            fbf_bf_fits_reset(b->fits, SIZE_MAX); /* a batch cut short left facts */
         atomic_fetch_add(&corner_batches, 1);
     }
     double *keep = b->corner;
@@ -458,6 +459,8 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
         b->live_rsv++;
     }
     b->corner = keep;
+    if (corners && b->fits)
+        fbf_bf_fits_reset(b->fits, FITS_KEEP); /* hold little between bursts */
 
     /* (c) due reservations, in queue order. */
     if (collect_due(b, s, now) < 0)
