@@ -246,7 +246,6 @@ static double earliest_from_now(fbf_backfill *b, fbf_sched *s, uint32_t res, dou
 #define CORNER_RES 64   /* res in [1, 2^32) */
 #define CORNER_WALL 128 /* walltimes in [1, 2^64) */
 #define CORNER_MIN_BATCH 256
-#define FITS_KEEP 256 /* facts per res whose storage outlives a batch */
 
 static size_t corner_min_batch = CORNER_MIN_BATCH;
 static atomic_ulong corner_batches, fit_starts;
@@ -459,8 +458,10 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
         b->live_rsv++;
     }
     b->corner = keep;
-    if (corners && b->fits)
-        fbf_bf_fits_reset(b->fits, FITS_KEEP); /* hold little between bursts */
+    if (corners) { /* nothing held between bursts */
+        fbf_bf_fits_destroy(b->fits);
+        b->fits = NULL;
+    }
 
     /* (c) due reservations, in queue order. */
     if (collect_due(b, s, now) < 0)
