@@ -436,7 +436,7 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
         if (!b->fits)
             b->fits = fbf_bf_fits_create(); /* NULL: corners alone */
         if (b->fits)
-            fbf_bf_fits_reset(b->fits, SIZE_MAX); /* a batch cut short left facts */
+            fbf_bf_fits_reset(b->fits); /* a batch cut short left facts */
         atomic_fetch_add(&corner_batches, 1);
     }
     double *keep = b->corner;

@@ -45,17 +45,10 @@ void fbf_bf_fits_destroy(fbf_bf_fits *f)
     free(f);
 }
 
-void fbf_bf_fits_reset(fbf_bf_fits *f, size_t keep)
+void fbf_bf_fits_reset(fbf_bf_fits *f)
 {
-    for (size_t i = 0; i < f->nslots; i++) {
-        fclass *c = &f->slot[i];
-        c->n = 0;
-        if (c->cap > keep) {
-            free(c->v);
-            c->v = NULL;
-            c->cap = 0;
-        }
-    }
+    for (size_t i = 0; i < f->nslots; i++)
+        f->slot[i].n = 0;
 }
 
 static size_t hash(uint32_t res, size_t nslots)

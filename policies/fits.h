@@ -30,8 +30,8 @@ typedef struct fbf_bf_fits fbf_bf_fits;
 /* NULL on allocation failure. */
 fbf_bf_fits *fbf_bf_fits_create(void);
 void fbf_bf_fits_destroy(fbf_bf_fits *f);
-/* Forgets every fact; frees the storage of those past keep entries. */
-void fbf_bf_fits_reset(fbf_bf_fits *f, size_t keep);
+/* Forgets every fact (storage is kept: destroy gives it back). */
+void fbf_bf_fits_reset(fbf_bf_fits *f);
 
 /* The latest t known such that no window (res, walltime) starts before
  * it; -INFINITY when nothing is known. */
