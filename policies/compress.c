@@ -99,6 +99,7 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_er
                  * jobs that do not move. */
                 fbf_bf_runs_changed(b->runs, a, end);
                 fbf_bf_runs_changed(b->runs, t, t + j->walltime);
+                fbf_bf_runs_add(b->runs, now, a, end);
             }
             if (fbf_bf_holes_push(&b->holes, a, end, mf) < 0 ||
                 fbf_bf_holes_push(&b->pending, a, end, 0) < 0)
@@ -134,14 +135,20 @@ int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
         b->holes = b->pending; /* the previous pass's and this message's releases */
         b->pending = t;
         b->pending.n = 0;
-        fbf_bf_holes_normalize(b, &b->holes, now, fbf_qindex_all(b->qi).min_res, false);
+        uint32_t min_res = fbf_qindex_all(b->qi).min_res;
         if (!b->runs && !b->runs_failed && !(b->runs = fbf_bf_runs_create()))
             b->runs_failed = true;
         if (b->runs) {
-            fbf_bf_runs_reset(b->runs, b->max_wall, fbf_qindex_all(b->qi).min_res, runs_share);
-            fbf_bf_runs_remap(b->runs, &b->holes);
+            fbf_bf_runs_reset(b->runs, b->max_wall, min_res, runs_share);
+            for (size_t i = 0; i < b->holes.n; i++)
+                fbf_bf_runs_add(b->runs, now, b->holes.v[i].a, b->holes.v[i].b);
         }
+        fbf_bf_holes_normalize(b, &b->holes, now, min_res, false);
+        if (b->runs)
+            fbf_bf_runs_remap(b->runs, &b->holes);
         rc = compress_all(b, s, err);
+        if (b->runs)
+            fbf_bf_runs_reset(b->runs, b->max_wall, min_res, runs_share);
         b->holes.n = 0;
         return rc;
     }

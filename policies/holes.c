@@ -141,6 +141,44 @@ static double window_from(const fbf_profile *p, double now, double a, double l)
     return k > now ? k : now;
 }
 
+/* The earliest t < stop, from window_from on, where a window of l seconds
+ * with free >= r starts and meets a range released inside hole i; INFINITY
+ * if none. A hole merged from ranges far apart is searched only near
+ * them: a window that meets none of them cannot be a move's (see the top
+ * comment). Stretches that overlap are searched as one. */
+static double search_hole(fbf_backfill *b, double now, size_t i, uint32_t r, double l, double stop,
+                          double kept)
+{
+    const fbf_profile *p = b->p;
+    const fbf_bf_hole *h = &b->holes.v[i];
+    size_t k = b->runs ? fbf_bf_runs_first(b->runs, h->a) : SIZE_MAX;
+    stop = fmin(h->b, stop);
+    if (k == SIZE_MAX)
+        return fbf_profile_earliest_before(p, window_from(p, now, h->a, l), r, l, stop);
+    double from = 0, to = 0, x, y, run;
+    bool open = false;
+    while (fbf_bf_runs_next(b->runs, p, now, &k, stop, r, &x, &y, &run)) {
+        /* No run long enough meets this range: nothing to search near it.
+         * The tables count the profile with every reservation in it, so
+         * they speak only for windows that end before a span taken out
+         * since (kept: its start). */
+        if (run >= 0 && run < l - 1e-9 * (fabs(y) + l) && y <= kept - l)
+            continue;
+        double f = window_from(p, now, x, l), e = fmin(y, stop);
+        if (open && f > to) {
+            double u = fbf_profile_earliest_before(p, from, r, l, to);
+            if (u < INFINITY)
+                return u;
+            open = false;
+        }
+        if (!open)
+            from = f, to = e, open = true;
+        else if (e > to)
+            to = e;
+    }
+    return open ? fbf_profile_earliest_before(p, from, r, l, to) : INFINITY;
+}
+
 /* The test for one hole h = [a, b) (hs->v[i]). A job J (res r, walltime
  * w, reservation R) moves through h only by a window [t, min(t + w, R))
  * with free >= r, now <= t < min(b, R), reaching past a. Either
@@ -195,8 +233,7 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
      * must start before max rsv: only then is the profile searched. */
     if (table && !long_run)
         return false;
-    return fbf_profile_earliest_before(p, window_from(p, c->now, h->a, l), g->min_res, l,
-                                       stop) < INFINITY;
+    return search_hole(c->b, c->now, i, g->min_res, l, stop, INFINITY) < INFINITY;
 }
 
 /* The test over every hole, on a subtree or one job. */
@@ -250,9 +287,7 @@ double fbf_bf_earliest_near_holes(fbf_backfill *b, double now, const fbf_job *j,
             break;
         if (i < 64 && (unfit >> i & 1))
             continue;
-        double from = window_from(b->p, now, h->a, j->walltime);
-        double stop = fmin(h->b, t);
-        double u = fbf_profile_earliest_before(b->p, from, j->res, j->walltime, stop);
+        double u = search_hole(b, now, i, j->res, j->walltime, t, old);
         if (u < t)
             t = u;
     }

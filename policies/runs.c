@@ -24,8 +24,18 @@
  * the reach, where runs count as unbounded. O(K log K) per table, K the
  * breakpoints of the region.
  *
- * Invariants: t[i] belongs to the hole with bounds (t[i].a, t[i].b), and
- * is valid only while no reported growth met its region [lo, hi].
+ * Members. Holes are capped in number (holes.c), so a hole can be the
+ * merge of many released ranges far apart, and a sweep of all of it would
+ * cost the whole stretch of schedule between them on every rebuild. Only
+ * windows that meet a released range matter, so each range the pass
+ * released (a member) keeps its own table over its own region, and a
+ * hole's table is the staircase of its members' steps: a move rebuilds
+ * the few members near what changed and re-merges short staircases.
+ *
+ * Invariants: members are sorted, apart, and each lies inside one hole;
+ * m[k] is valid only while no reported growth met its region [lo, hi];
+ * t[i] belongs to the hole with bounds (t[i].a, t[i].b), and is valid
+ * only while every member inside it is valid and none was added.
  */
 #include "policies/runs.h"
 
@@ -53,8 +63,11 @@ typedef struct table {
 } table;
 
 struct fbf_bf_runs {
-    table t[FBF_BF_MAX_HOLES + 1];
+    table t[FBF_BF_MAX_HOLES + 1]; /* per hole: the merge of its members' */
     size_t n;
+    table *m; /* the pass's released ranges: sorted, apart (not touching) */
+    size_t mn, mcap;
+    bool broken; /* a range could not be recorded: no table answers */
     double reach;
     uint32_t min_res;
     bar *stk; /* sweep scratch */
@@ -80,6 +93,9 @@ void fbf_bf_runs_destroy(fbf_bf_runs *r)
         return;
     for (size_t i = 0; i < FBF_BF_MAX_HOLES + 1; i++)
         free(r->t[i].v);
+    for (size_t i = 0; i < r->mn; i++)
+        free(r->m[i].v);
+    free(r->m);
     free(r->stk);
     free(r->rect);
     free(r->lv);
@@ -94,15 +110,110 @@ void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res, unsigned 
     r->reach = reach > 0 ? reach : 0;
     r->min_res = min_res > 0 ? min_res : 1;
     r->horizon = -INFINITY;
+    /* Members are the pass's own: storage goes with them, so that nothing
+     * grows with the queue between passes. */
+    for (size_t i = 0; i < r->mn; i++)
+        free(r->m[i].v);
+    free(r->m);
+    r->m = NULL;
+    r->mn = r->mcap = 0;
+    r->broken = false;
+}
+
+/* The first member whose range ends at or after x. */
+static size_t member_from(const fbf_bf_runs *r, double x)
+{
+    size_t lo = 0, hi = r->mn;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->m[mid].b < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+size_t fbf_bf_runs_first(const fbf_bf_runs *r, double a)
+{
+    return r->broken ? SIZE_MAX : member_from(r, a);
+}
+
+static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now);
+static double longest_at(const table *t, uint32_t res);
+
+bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *k, double b,
+                      uint32_t res, double *x, double *y, double *longest)
+{
+    if (*k >= r->mn || !(r->m[*k].a < b))
+        return false;
+    table *m = &r->m[(*k)++];
+    *x = m->a;
+    *y = m->b;
+    if (!m->valid && !build(r, m, p, now))
+        m->valid = false;
+    *longest = m->valid && !m->wide ? longest_at(m, res) : -1;
+    return true;
+}
+
+/* The hole tables that meet [x, y] (closed) are dropped. */
+static void drop_holes(fbf_bf_runs *r, double x, double y)
+{
+    for (size_t k = 0; k < r->n; k++)
+        if (r->t[k].a <= y && r->t[k].b >= x)
+            r->t[k].valid = false;
+}
+
+void fbf_bf_runs_add(fbf_bf_runs *r, double now, double x, double y)
+{
+    x = x > now ? x : now;
+    if (r->broken || !(y > x))
+        return;
+    drop_holes(r, x, y);
+    /* Members that overlap or touch [x, y] become one, as holes merge. */
+    size_t i = member_from(r, x), j = i;
+    while (j < r->mn && r->m[j].a <= y)
+        j++;
+    if (i == j) {
+        if (r->mn == r->mcap) {
+            size_t c = r->mcap ? 2 * r->mcap : 64;
+            table *v = realloc(r->m, c * sizeof *v);
+            if (!v) {
+                r->broken = true;
+                return;
+            }
+            r->m = v;
+            r->mcap = c;
+        }
+        memmove(&r->m[i + 1], &r->m[i], (r->mn - i) * sizeof *r->m);
+        r->m[i] = (table){.a = x, .b = y};
+        r->mn++;
+        return;
+    }
+    table *m = &r->m[i];
+    m->a = fmin(m->a, x);
+    m->b = fmax(r->m[j - 1].b, y);
+    m->valid = false;
+    for (size_t k = i + 1; k < j; k++)
+        free(r->m[k].v);
+    memmove(&r->m[i + 1], &r->m[j], (r->mn - j) * sizeof *r->m);
+    r->mn -= j - i - 1;
 }
 
 void fbf_bf_runs_changed(fbf_bf_runs *r, double x, double y)
 {
-    /* Closed at hi: where the region ends on a blocking step, growth that
-     * starts right there can lengthen a run that ends there. */
-    for (size_t i = 0; i < r->n; i++)
-        if (r->t[i].valid && x <= r->t[i].hi && y > r->t[i].lo)
-            r->t[i].valid = false;
+    /* A member's region lies within reach of its range, so only members
+     * from member_from(x - reach) on can meet [x, y]. Closed at hi: where
+     * the region ends on a blocking step, growth that starts right there
+     * can lengthen a run that ends there. A hole table is a merge of its
+     * members' and goes with any of them. */
+    for (size_t i = member_from(r, x - r->reach); i < r->mn && r->m[i].a - r->reach <= y; i++) {
+        table *m = &r->m[i];
+        if (m->valid && x <= m->hi && y > m->lo) {
+            m->valid = false;
+            drop_holes(r, m->a, m->b);
+        }
+    }
 }
 
 void fbf_bf_runs_remap(fbf_bf_runs *r, const fbf_bf_holes *hs)
@@ -325,23 +436,10 @@ static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
     return true;
 }
 
-int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs, size_t i,
-                      double now, uint32_t res, fbf_bf_run_info *out)
+/* Levels decrease, maxima increase: one past the last step at level >=
+ * res (0: none). */
+static size_t step_at(const table *t, uint32_t res)
 {
-    if (i >= r->n || i >= hs->n)
-        return -1;
-    table *t = &r->t[i];
-    if (!t->valid || t->a != hs->v[i].a || t->b != hs->v[i].b) {
-        t->a = hs->v[i].a;
-        t->b = hs->v[i].b;
-        if (!build(r, t, p, now)) {
-            t->valid = false;
-            return -1;
-        }
-    }
-    if (t->wide)
-        return -1;
-    /* Levels decrease, maxima increase: the last step at level >= res. */
     size_t lo = 0, hi = t->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -350,8 +448,82 @@ int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *
         else
             hi = mid;
     }
-    *out = lo ? (fbf_bf_run_info){t->v[lo - 1].w, t->v[lo - 1].e}
-              : (fbf_bf_run_info){0, -INFINITY};
+    return lo;
+}
+
+static double longest_at(const table *t, uint32_t res)
+{
+    size_t n = step_at(t, res);
+    return n ? t->v[n - 1].w : 0;
+}
+
+/* Hole table t from its members' tables (built first where needed): the
+ * staircase of all their steps, which holds, per level, the widest run
+ * and latest end over runs meeting any member. Runs that meet only the
+ * gaps between members are left out: no range was released there. A wide
+ * member makes the hole wide. */
+static bool merge(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
+{
+    size_t lo = member_from(r, t->a), hi = lo;
+    bool wide = false;
+    for (; hi < r->mn && r->m[hi].a < t->b; hi++) {
+        table *m = &r->m[hi];
+        if (!m->valid && !build(r, m, p, now)) {
+            m->valid = false;
+            return false;
+        }
+        wide |= m->wide;
+    }
+    t->valid = true;
+    t->wide = wide;
+    t->n = 0;
+    if (wide)
+        return true;
+    r->rect_n = 0;
+    r->rect_top = 0;
+    for (size_t k = lo; k < hi; k++) {
+        const table *m = &r->m[k];
+        for (size_t s = 0; s < m->n; s++) {
+            stair *v = room(r->rect, r->rect_n, &r->rect_cap, sizeof *v);
+            if (!v)
+                return false;
+            r->rect = v;
+            r->rect[r->rect_n++] = m->v[s];
+            r->rect_top = m->v[s].h > r->rect_top ? m->v[s].h : r->rect_top;
+        }
+    }
+    size_t n = staircase(r, fbf_profile_capacity(p));
+    if (n > t->cap) {
+        stair *v = realloc(t->v, n * sizeof *v);
+        if (!v)
+            return false;
+        t->v = v;
+        t->cap = n;
+    }
+    if (n)
+        memcpy(t->v, r->rect, n * sizeof *t->v);
+    t->n = n;
+    return true;
+}
+
+int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs, size_t i,
+                      double now, uint32_t res, fbf_bf_run_info *out)
+{
+    if (r->broken || i >= r->n || i >= hs->n)
+        return -1;
+    table *t = &r->t[i];
+    if (!t->valid || t->a != hs->v[i].a || t->b != hs->v[i].b) {
+        t->a = hs->v[i].a;
+        t->b = hs->v[i].b;
+        if (!merge(r, t, p, now)) {
+            t->valid = false;
+            return -1;
+        }
+    }
+    if (t->wide)
+        return -1;
+    size_t n = step_at(t, res);
+    *out = n ? (fbf_bf_run_info){t->v[n - 1].w, t->v[n - 1].e} : (fbf_bf_run_info){0, -INFINITY};
     return 0;
 }
 

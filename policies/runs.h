@@ -5,10 +5,11 @@
  * a window of r resources for l seconds fit across this hole", from a
  * walk over the profile into a binary search. Private to policies/.
  *
- * Contract. A table answers for the profile as it was when the table was
- * built, over the region [max(now, a - reach), b + reach) of its hole
- * [a, b); runs cut by the region's edge (other than now) count as
- * unbounded. Where free() later dropped the answer is too long, which
+ * Contract. A table answers for the runs that meet a range released in
+ * this pass (fbf_bf_runs_add) inside its hole [a, b), for the profile as
+ * it was when built, over the region [max(now, x - reach), y + reach) of
+ * each such range [x, y); runs cut by the region's edge (other than now)
+ * count as unbounded. Where free() later dropped the answer is too long, which
  * only lets more jobs through the test (safe); where it grew the table
  * must go: the pass reports every growth with fbf_bf_runs_changed (and
  * its drops too, so that tables stay sharp). Tables
@@ -20,6 +21,8 @@
 #ifndef FBF_RUNS_H
 #define FBF_RUNS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "engine/profile.h"
@@ -32,7 +35,8 @@ typedef struct fbf_bf_runs fbf_bf_runs;
 fbf_bf_runs *fbf_bf_runs_create(void);
 void fbf_bf_runs_destroy(fbf_bf_runs *r);
 
-/* A pass starts: every table is dropped; windows up to `reach` long, of
+/* A pass starts (or ends): every table and range is dropped; windows up
+ * to `reach` long, of
  * at least min_res resources, matter. With span_share > 0, a table whose
  * region is longer than 1/span_share of the schedule ahead (now to the
  * last breakpoint) is not built and its hole is searched instead: on a
@@ -40,6 +44,25 @@ void fbf_bf_runs_destroy(fbf_bf_runs *r);
  * costs more than the searches it saves. */
 #define FBF_RUNS_SPAN_SHARE 8
 void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res, unsigned span_share);
+
+/* [x, y) was released in this pass (clipped to now): every range that a
+ * hole is made of must be added, before the holes are normalised again.
+ * Runs that meet no added range are not counted: merged holes span gaps
+ * where nothing was released. On allocation failure no table answers
+ * until the next reset (the caller searches the profile). */
+void fbf_bf_runs_add(fbf_bf_runs *r, double now, double x, double y);
+
+/* The ranges added in this pass, in order, for searches that need only
+ * windows meeting one: k = fbf_bf_runs_first(r, a) (SIZE_MAX when they
+ * are not all known, after an allocation failure: search [a, b) whole),
+ * then fbf_bf_runs_next(r, p, now, &k, b, ...) gives each range [x, y) that
+ * ends at or after a and starts before b, and false after the last. */
+size_t fbf_bf_runs_first(const fbf_bf_runs *r, double a);
+/* With each range, *longest: its own table's longest run of free() >=
+ * res that meets it (as fbf_bf_runs_query's), or -1 when its table cannot
+ * answer. */
+bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *k, double b,
+                      uint32_t res, double *x, double *y, double *longest);
 
 /* free() changed on [x, y): the tables whose region meets it are dropped
  * (required where it grew; where it dropped they would only be loose). */

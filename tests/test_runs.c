@@ -139,6 +139,13 @@ static void random_holes(fbf_bf_holes *hs, double now)
     }
 }
 
+/* The pass's released ranges: here every hole is one. */
+static void add_members(fbf_bf_runs *t, const fbf_bf_holes *hs, double now)
+{
+    for (size_t i = 0; i < hs->n; i++)
+        fbf_bf_runs_add(t, now, hs->v[i].a, hs->v[i].b);
+}
+
 static void add_span(fbf_profile *p)
 {
     span s = {(double)rnd(60), 0, 1 + rnd(CAP / 2)};
@@ -165,6 +172,7 @@ static void test_random_tables(void **state)
         uint32_t min_res = 1 + rnd(3);
         random_holes(&hs, now);
         fbf_bf_runs_reset(t, reach, min_res, 0);
+        add_members(t, &hs, now);
         fbf_bf_runs_remap(t, &hs);
         check(t, p, &hs, now, reach, min_res, true);
         if (brute(now, hs.v[0].a, hs.v[0].b, min_res, true) < reach)
@@ -182,6 +190,7 @@ static void test_random_tables(void **state)
                 /* Keep the first hole, change the others. */
                 fbf_bf_hole first = hs.v[0];
                 random_holes(&hs, now);
+                add_members(t, &hs, now);
                 if (hs.v[0].a > first.b) {
                     memmove(&hs.v[1], &hs.v[0], hs.n * sizeof *hs.v);
                     hs.v[0] = first;
@@ -193,6 +202,7 @@ static void test_random_tables(void **state)
         }
         /* A new pass: exact again. */
         fbf_bf_runs_reset(t, reach, min_res, 0);
+        add_members(t, &hs, now);
         check(t, p, &hs, now, reach, min_res, true);
         fbf_bf_runs_destroy(t);
         fbf_profile_destroy(p);
@@ -214,12 +224,14 @@ static void test_worked_example(void **state)
     fbf_bf_hole v[1] = {{5, 12, CAP}};
     fbf_bf_holes hs = {v, 1, 1};
     fbf_bf_runs_reset(t, 100, 1, 0);
+    add_members(t, &hs, 0);
     fbf_bf_runs_remap(t, &hs);
     assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 0, 1) == 14); /* [0, 14) */
     assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 0, 3) == 10); /* [0, 10) */
     assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 0, 5) == 0);
     /* From now = 3 the runs start at 3. */
     fbf_bf_runs_reset(t, 100, 1, 0);
+    add_members(t, &hs, 3);
     assert_true(fbf_bf_runs_longest(t, p, &hs, 0, 3, 1) == 11);
     /* The job at [14, 15) leaves: the run of free() >= 1 now goes on for
      * ever, which the table learns only through the report. */
@@ -243,11 +255,54 @@ static void test_wide_region_not_built(void **state)
     fbf_bf_hole v[2] = {{0, 500, CAP}, {700, 705, CAP}};
     fbf_bf_holes hs = {v, 2, 2};
     fbf_bf_runs_reset(t, 10, 1, FBF_RUNS_SPAN_SHARE);
+    add_members(t, &hs, 0);
     fbf_bf_runs_remap(t, &hs);
     fbf_bf_run_info ri;
     assert_int_equal(fbf_bf_runs_query(t, p, &hs, 0, 0, 1, &ri), -1);
     assert_int_equal(fbf_bf_runs_query(t, p, &hs, 1, 0, 1, &ri), 0);
     assert_true(ri.longest == 1); /* the gap [699, 700), which touches it */
+    fbf_bf_runs_destroy(t);
+    fbf_profile_destroy(p);
+}
+
+/* A hole merged from two released ranges far apart: a run that meets
+ * only the gap between them is not counted (nothing was released there),
+ * until a range released inside the gap is added. free() is 0 on
+ * [20, 30) and [50, 58) and from 70 on, 8 elsewhere from 20; the hole is
+ * [25, 60), made of [25, 26) and [59, 60). */
+static void test_members_leave_gaps_out(void **state)
+{
+    (void)state;
+    fbf_profile *p = fbf_profile_create(CAP);
+    fbf_bf_runs *t = fbf_bf_runs_create();
+    assert_non_null(p);
+    assert_non_null(t);
+    assert_int_equal(fbf_profile_add(p, 20, 30, CAP), 0);
+    assert_int_equal(fbf_profile_add(p, 50, 58, CAP), 0);
+    assert_int_equal(fbf_profile_add(p, 70, INFINITY, CAP), 0);
+    fbf_bf_hole v[1] = {{25, 60, CAP}};
+    fbf_bf_holes hs = {v, 1, 1};
+    fbf_bf_runs_reset(t, 100, 1, 0);
+    fbf_bf_runs_add(t, 20, 25, 26);
+    fbf_bf_runs_add(t, 20, 59, 60);
+    fbf_bf_runs_remap(t, &hs);
+    fbf_bf_run_info ri;
+    assert_int_equal(fbf_bf_runs_query(t, p, &hs, 0, 20, 1, &ri), 0);
+    assert_true(ri.longest == 12); /* [58, 70), not the gap's [30, 50) */
+    assert_true(ri.latest_end == 70);
+    /* Released in the gap: the hole keeps its bounds, the table does not. */
+    fbf_bf_runs_add(t, 20, 35, 36);
+    assert_int_equal(fbf_bf_runs_query(t, p, &hs, 0, 20, 1, &ri), 0);
+    assert_true(ri.longest == 20);
+    /* Growth beside a member: [50, 58) frees, [30, 70) is one run. */
+    assert_int_equal(fbf_profile_remove(p, 50, 58, CAP), 0);
+    fbf_bf_runs_changed(t, 50, 58);
+    assert_int_equal(fbf_bf_runs_query(t, p, &hs, 0, 20, 1, &ri), 0);
+    assert_true(ri.longest == 40);
+    /* A new pass forgets the ranges: nothing released, nothing counted. */
+    fbf_bf_runs_reset(t, 100, 1, 0);
+    assert_int_equal(fbf_bf_runs_query(t, p, &hs, 0, 20, 1, &ri), 0);
+    assert_true(ri.longest == 0 && ri.latest_end == -INFINITY);
     fbf_bf_runs_destroy(t);
     fbf_profile_destroy(p);
 }
@@ -258,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_worked_example),
         cmocka_unit_test(test_random_tables),
         cmocka_unit_test(test_wide_region_not_built),
+        cmocka_unit_test(test_members_leave_gaps_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
