@@ -22,9 +22,12 @@
  * min/max rsv) passes whenever some job inside could move; see
  * hole_may_move for the two kinds of window it bounds. It is exact
  * enough on one job that nearly every job visited moves. Over the pass's
- * own holes, the hole's run table (policies/runs.c, one sweep of the
- * hole's region shared by every test until a move changes it) rules
- * either kind in or out before any walk over the profile. Jobs whose
+ * own holes, the hole's run table (policies/runs.c: the merge of one
+ * table per range released inside the hole, each shared by every test
+ * until a move changes its region) rules either kind in or out before
+ * any walk over the profile, and a walk visits only the ranges whose own
+ * table leaves room for the window: a hole merged from ranges far apart
+ * is never walked between them. Jobs whose
  * reservation is already in the past (a running job outlived its
  * estimate) always pass, and get a full search. A job that passes is
  * re-placed exactly, its earliest fit searched only near the holes (the
