@@ -78,9 +78,10 @@ typedef struct fbf_bf_run_info {
     double longest, latest_end;
 } fbf_bf_run_info;
 
-/* Fills *out from hole i's table, built on first use: 0, or -1 if the
- * table could not be allocated, or this pass has swept far more than the
- * tables answered (the caller searches the profile instead). */
+/* Fills *out from hole i's table, merged from its ranges' tables on first
+ * use: 0, or -1 if a table could not be allocated, a range's region is
+ * too wide to sweep (see span_share), or the ranges are not all known
+ * (the caller searches the profile instead). */
 int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs, size_t i,
                       double now, uint32_t res, fbf_bf_run_info *out);
 /* Its longest, or -1 as above. */
