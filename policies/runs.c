@@ -379,6 +379,24 @@ static size_t staircase(fbf_bf_runs *r, int64_t cap)
     return n;
 }
 
+/* The staircase of the rectangles gathered in r becomes t's steps; false
+ * on allocation failure. */
+static bool keep_staircase(fbf_bf_runs *r, table *t, int64_t cap)
+{
+    size_t n = staircase(r, cap);
+    if (n > t->cap) {
+        stair *v = realloc(t->v, n * sizeof *v);
+        if (!v)
+            return false;
+        t->v = v;
+        t->cap = n;
+    }
+    if (n)
+        memcpy(t->v, r->rect, n * sizeof *t->v);
+    t->n = n;
+    return true;
+}
+
 /* Builds t's staircase; false on allocation failure. When the region is
  * a large share of the schedule ahead (a short queue: every move would
  * invalidate it, and a search costs less than the sweep), t is marked
@@ -419,19 +437,8 @@ static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
         bar top = r->stk[--w.sn];
         emit(&w, top.h, top.start, w.hi);
     }
-    if (w.oom)
+    if (w.oom || !keep_staircase(r, t, w.cap))
         return false;
-    size_t n = staircase(r, w.cap);
-    if (n > t->cap) {
-        stair *v = realloc(t->v, n * sizeof *v);
-        if (!v)
-            return false;
-        t->v = v;
-        t->cap = n;
-    }
-    if (n)
-        memcpy(t->v, r->rect, n * sizeof *t->v);
-    t->n = n;
     t->valid = true;
     return true;
 }
@@ -492,18 +499,7 @@ static bool merge(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
             r->rect_top = m->v[s].h > r->rect_top ? m->v[s].h : r->rect_top;
         }
     }
-    size_t n = staircase(r, fbf_profile_capacity(p));
-    if (n > t->cap) {
-        stair *v = realloc(t->v, n * sizeof *v);
-        if (!v)
-            return false;
-        t->v = v;
-        t->cap = n;
-    }
-    if (n)
-        memcpy(t->v, r->rect, n * sizeof *t->v);
-    t->n = n;
-    return true;
+    return keep_staircase(r, t, fbf_profile_capacity(p));
 }
 
 int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs, size_t i,
