@@ -39,10 +39,16 @@
 #include "policies/runs.h"
 
 static unsigned runs_share = FBF_RUNS_SPAN_SHARE;
+static size_t runs_cells_from = FBF_RUNS_CELLS_FROM;
 
 void fbf_backfill_set_runs_share(unsigned span_share)
 {
     runs_share = span_share;
+}
+
+void fbf_backfill_set_runs_cells(size_t from)
+{
+    runs_cells_from = from;
 }
 
 int fbf_bf_index_add(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
@@ -140,6 +146,7 @@ int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
             b->runs_failed = true;
         if (b->runs) {
             fbf_bf_runs_reset(b->runs, b->max_wall, min_res, runs_share);
+            fbf_bf_runs_set_cells_from(b->runs, runs_cells_from);
             for (size_t i = 0; i < b->holes.n; i++)
                 fbf_bf_runs_add(b->runs, now, b->holes.v[i].a, b->holes.v[i].b);
         }

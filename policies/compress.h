@@ -11,6 +11,10 @@
 /* Tests only. span_share for the run tables (policies/runs.h): 0 builds
  * every table, however wide; FBF_RUNS_SPAN_SHARE is the default. */
 void fbf_backfill_set_runs_share(unsigned span_share);
+/* Tests only. How many ranges a pass releases before they are indexed
+ * (policies/runs.h: FBF_RUNS_CELLS_FROM, the default, also restored by
+ * 0). The decisions are the same whatever it is. */
+void fbf_backfill_set_runs_cells(size_t from);
 
 /* Tests only. The smallest batch of arrivals placed with corner facts
  * (conservative.c); 0 restores the default. The decisions are the same

@@ -26,7 +26,8 @@
  * table per range released inside the hole, each shared by every test
  * until a move changes its region) rules either kind in or out before
  * any walk over the profile, and a walk visits only the ranges whose own
- * table leaves room for the window: a hole merged from ranges far apart
+ * table leaves room for the window (found through an index of bounds
+ * when the pass has released many): a hole merged from ranges far apart
  * is never walked between them. Jobs whose
  * reservation is already in the past (a running job outlived its
  * estimate) always pass, and get a full search. A job that passes is
@@ -158,15 +159,12 @@ static double search_hole(fbf_backfill *b, double now, size_t i, uint32_t r, dou
     stop = fmin(h->b, stop);
     if (k == SIZE_MAX)
         return fbf_profile_earliest_before(p, window_from(p, now, h->a, l), r, l, stop);
-    double from = 0, to = 0, x, y, run;
+    double from = 0, to = 0, x, y;
     bool open = false;
-    while (fbf_bf_runs_next(b->runs, p, now, &k, stop, r, &x, &y, &run)) {
-        /* No run long enough meets this range: nothing to search near it.
-         * The tables count the profile with every reservation in it, so
-         * they speak only for windows that end before a span taken out
-         * since (kept: its start). */
-        if (run >= 0 && run < l - 1e-9 * (fabs(y) + l) && y <= kept - l)
-            continue;
+    /* Ranges where no run is long enough are left out. The tables count
+     * the profile with every reservation in it, so they speak only for
+     * windows that end before a span taken out since (kept: its start). */
+    while (fbf_bf_runs_next(b->runs, p, now, &k, stop, r, l, kept, &x, &y)) {
         double f = window_from(p, now, x, l), e = fmin(y, stop);
         if (open && f > to) {
             double u = fbf_profile_earliest_before(p, from, r, l, to);

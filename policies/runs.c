@@ -31,6 +31,9 @@
  * released (a member) keeps its own table over its own region, and a
  * hole's table is the staircase of its members' steps: a move rebuilds
  * the few members near what changed and re-merges short staircases.
+ * Once a pass has released many ranges, searches no longer visit them
+ * one by one: an index of per-cell bounds (policies/cells.h) jumps over
+ * stretches where none can hold the window.
  *
  * Invariants: members are sorted, apart, and each lies inside one hole;
  * m[k] is valid only while no reported growth met its region [lo, hi];
@@ -40,9 +43,12 @@
 #include "policies/runs.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "policies/cells.h"
 
 typedef struct stair {
     int64_t h;
@@ -78,13 +84,24 @@ struct fbf_bf_runs {
     double horizon; /* this pass: the last breakpoint */
     unsigned span_share; /* see fbf_bf_runs_reset */
     stair *lv; /* per level, for staircase(); .h flags a used slot */
+    fbf_bf_cells *cells; /* over the members, once there are cells_from */
+    size_t cells_from;
+    bool cells_failed;
 };
 
 #define FBF_RUNS_LEVEL_SLOTS 65536
 
 fbf_bf_runs *fbf_bf_runs_create(void)
 {
-    return calloc(1, sizeof(fbf_bf_runs));
+    fbf_bf_runs *r = calloc(1, sizeof(fbf_bf_runs));
+    if (r)
+        r->cells_from = FBF_RUNS_CELLS_FROM;
+    return r;
+}
+
+void fbf_bf_runs_set_cells_from(fbf_bf_runs *r, size_t n)
+{
+    r->cells_from = n ? n : FBF_RUNS_CELLS_FROM;
 }
 
 void fbf_bf_runs_destroy(fbf_bf_runs *r)
@@ -99,6 +116,7 @@ void fbf_bf_runs_destroy(fbf_bf_runs *r)
     free(r->stk);
     free(r->rect);
     free(r->lv);
+    fbf_bf_cells_destroy(r->cells);
     free(r);
 }
 
@@ -118,6 +136,17 @@ void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res, unsigned 
     r->m = NULL;
     r->mn = r->mcap = 0;
     r->broken = false;
+    fbf_bf_cells_destroy(r->cells);
+    r->cells = NULL;
+    r->cells_failed = false;
+}
+
+/* Members from lo to hi (inclusive) changed: their cells are computed
+ * again on demand. */
+static void cells_dirty(fbf_bf_runs *r, double lo, double hi)
+{
+    if (r->cells)
+        fbf_bf_cells_dirty(r->cells, fbf_bf_cells_of(r->cells, lo), fbf_bf_cells_of(r->cells, hi));
 }
 
 /* The first member whose range ends at or after x. */
@@ -142,18 +171,113 @@ size_t fbf_bf_runs_first(const fbf_bf_runs *r, double a)
 static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now);
 static double longest_at(const table *t, uint32_t res);
 
-bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *k, double b,
-                      uint32_t res, double *x, double *y, double *longest)
+/* Member m's table, built first where needed: false when it cannot
+ * answer (wide, or an allocation failed). */
+static bool member_ready(fbf_bf_runs *r, table *m, const fbf_profile *p, double now)
 {
-    if (*k >= r->mn || !(r->m[*k].a < b))
-        return false;
-    table *m = &r->m[(*k)++];
-    *x = m->a;
-    *y = m->b;
     if (!m->valid && !build(r, m, p, now))
         m->valid = false;
-    *longest = m->valid && !m->wide ? longest_at(m, res) : -1;
-    return true;
+    return m->valid && !m->wide;
+}
+
+/* The first member in cell c or a later one. */
+static size_t member_of_cell(const fbf_bf_runs *r, size_t c)
+{
+    size_t lo = 0, hi = r->mn;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fbf_bf_cells_of(r->cells, r->m[mid].a) < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static atomic_ulong cell_jumps;
+
+unsigned long fbf_bf_runs_cell_jumps(void)
+{
+    return atomic_load(&cell_jumps);
+}
+
+typedef struct fill_ctx {
+    fbf_bf_runs *r;
+    const fbf_profile *p;
+    double now;
+} fill_ctx;
+
+/* A cell's summary: per level 2^q, the longest run of its members'. */
+static void fill_cell(void *arg, size_t c, fbf_bf_cell_sum *out)
+{
+    fill_ctx *x = arg;
+    fbf_bf_runs *r = x->r;
+    for (size_t k = member_of_cell(r, c); k < r->mn && fbf_bf_cells_of(r->cells, r->m[k].a) == c;
+         k++) {
+        table *m = &r->m[k];
+        double w[FBF_BF_CELL_LEVELS];
+        bool ok = member_ready(r, m, x->p, x->now);
+        /* Levels fall along the steps: longest_at(m, 2^q) for every q in
+         * one walk, from the top level down. */
+        size_t s = 0;
+        for (unsigned q = FBF_BF_CELL_LEVELS; q-- > 0;) {
+            while (ok && s < m->n && m->v[s].h >= (int64_t)1 << q)
+                s++;
+            w[q] = !ok ? INFINITY : s ? m->v[s - 1].w : 0;
+        }
+        fbf_bf_cells_sum_add(out, w, m->b);
+    }
+}
+
+/* The cells are made once a pass has released cells_from ranges (fewer
+ * are cheaper to visit one by one), over the schedule ahead, with a few
+ * ranges per cell; again, larger, when the ranges outgrow them. */
+static void cells_update(fbf_bf_runs *r, const fbf_profile *p, double now)
+{
+    if (r->cells_failed || r->broken || r->mn < r->cells_from ||
+        (r->cells && r->mn <= 16 * fbf_bf_cells_count(r->cells)))
+        return;
+    fbf_bf_cells_destroy(r->cells);
+    double end = fbf_profile_key_floor(p, INFINITY);
+    r->cells = fbf_bf_cells_create(r->mn / 4 + 1, now, end > now ? end : now + 1, fill_cell);
+    r->cells_failed = !r->cells;
+}
+
+bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *k, double b,
+                      uint32_t res, double l, double kept, double *x, double *y)
+{
+    cells_update(r, p, now);
+    fill_ctx ctx = {r, p, now};
+    unsigned q = fbf_bf_cells_level(res);
+    size_t seen = SIZE_MAX; /* the last cell found worth visiting */
+    while (*k < r->mn && r->m[*k].a < b) {
+        table *m = &r->m[*k];
+        if (r->cells) {
+            size_t c = fbf_bf_cells_of(r->cells, m->a);
+            if (c != seen) {
+                size_t to = fbf_bf_cells_of(r->cells, b) + 1;
+                size_t d = fbf_bf_cells_next(r->cells, &ctx, c, to, q, l, kept);
+                if (d >= to)
+                    return false;
+                seen = d;
+                if (d != c) {
+                    atomic_fetch_add_explicit(&cell_jumps, 1, memory_order_relaxed);
+                    *k = member_of_cell(r, d);
+                    continue;
+                }
+            }
+        }
+        (*k)++;
+        /* Skipped: no run long enough meets it, and every window it
+         * could hold ends before kept. */
+        if (member_ready(r, m, p, now) && longest_at(m, res) < l - 1e-9 * (fabs(m->b) + l) &&
+            m->b <= kept - l)
+            continue;
+        *x = m->a;
+        *y = m->b;
+        return true;
+    }
+    return false;
 }
 
 /* The hole tables that meet [x, y] (closed) are dropped. */
@@ -188,8 +312,10 @@ void fbf_bf_runs_add(fbf_bf_runs *r, double now, double x, double y)
         memmove(&r->m[i + 1], &r->m[i], (r->mn - i) * sizeof *r->m);
         r->m[i] = (table){.a = x, .b = y};
         r->mn++;
+        cells_dirty(r, x, x);
         return;
     }
+    cells_dirty(r, fmin(r->m[i].a, x), fmax(r->m[j - 1].a, x));
     table *m = &r->m[i];
     m->a = fmin(m->a, x);
     m->b = fmax(r->m[j - 1].b, y);
@@ -212,6 +338,7 @@ void fbf_bf_runs_changed(fbf_bf_runs *r, double x, double y)
         if (m->valid && x <= m->hi && y > m->lo) {
             m->valid = false;
             drop_holes(r, m->a, m->b);
+            cells_dirty(r, m->a, m->a);
         }
     }
 }

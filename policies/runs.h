@@ -52,17 +52,29 @@ void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res, unsigned 
  * until the next reset (the caller searches the profile). */
 void fbf_bf_runs_add(fbf_bf_runs *r, double now, double x, double y);
 
-/* The ranges added in this pass, in order, for searches that need only
- * windows meeting one: k = fbf_bf_runs_first(r, a) (SIZE_MAX when they
- * are not all known, after an allocation failure: search [a, b) whole),
- * then fbf_bf_runs_next(r, p, now, &k, b, ...) gives each range [x, y) that
- * ends at or after a and starts before b, and false after the last. */
+/* The ranges added in this pass that a search for windows of res
+ * resources and l seconds must visit, in order: k = fbf_bf_runs_first(r,
+ * a) (SIZE_MAX when they are not all known, after an allocation failure:
+ * search [a, b) whole), then fbf_bf_runs_next(r, p, now, &k, b, ...)
+ * gives each range [x, y) that ends at or after a and starts before b,
+ * and false after the last, leaving out those where, by their tables, no
+ * run of free() >= res at least l long meets them and every window ends
+ * at or before kept - l (INFINITY: no such bound). The left out hold no
+ * window of the search that ends before kept; the tables count the
+ * profile as it is, so a span taken out of it since (the searching job's
+ * own, starting at kept) is not counted. */
 size_t fbf_bf_runs_first(const fbf_bf_runs *r, double a);
-/* With each range, *longest: its own table's longest run of free() >=
- * res that meets it (as fbf_bf_runs_query's), or -1 when its table cannot
- * answer. */
 bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *k, double b,
-                      uint32_t res, double *x, double *y, double *longest);
+                      uint32_t res, double l, double kept, double *x, double *y);
+
+/* Ranges are visited one by one up to this many in a pass; past it an
+ * index over them (policies/cells.h) jumps over stretches where none can
+ * hold a window. Tests lower it with fbf_bf_runs_set_cells_from (0: the
+ * default), which lasts across resets. */
+#define FBF_RUNS_CELLS_FROM 4096
+void fbf_bf_runs_set_cells_from(fbf_bf_runs *r, size_t n);
+/* Tests only: jumps over cells of ranges so far, all runs together. */
+unsigned long fbf_bf_runs_cell_jumps(void);
 
 /* free() changed on [x, y): the tables whose region meets it are dropped
  * (required where it grew; where it dropped they would only be loose). */

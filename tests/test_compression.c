@@ -160,8 +160,11 @@ static void test_indexed_equals_plain(void **state)
         unsigned long corner0 = fbf_backfill_set_corner_batch(1);
         unsigned long frees0 = fbf_backfill_set_scratch_keep(0);
         fbf_backfill_set_runs_share(0);
-        check_indexed(seed, "every run table, corner facts for every batch, scratch freed "
-                      "after every pass", workers, ids, nb, jobs, n, want, &pt, &pl);
+        fbf_backfill_set_runs_cells(1);
+        check_indexed(seed, "every run table, released ranges indexed from the first, corner "
+                      "facts for every batch, scratch freed after every pass",
+                      workers, ids, nb, jobs, n, want, &pt, &pl);
+        fbf_backfill_set_runs_cells(0);
         corner_batches += fbf_backfill_set_corner_batch(0) - corner0;
         scratch_frees += fbf_backfill_set_scratch_keep(FBF_BF_SCRATCH_KEEP) - frees0;
         fbf_backfill_set_runs_share(FBF_RUNS_SPAN_SHARE);
