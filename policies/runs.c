@@ -11,18 +11,13 @@
  * profile is fixed, and the tests on one hole differ only in (r, l): one
  * sweep of the hole's region answers them all.
  *
- * How. The region's step function is swept once with a stack of rising
- * levels (the classic "largest rectangle under a histogram"): every
- * maximal run of free() >= h, for the h that is its minimum, is popped
- * once as a rectangle (h, start, end). Keeping those that meet [a, b]
- * and sorting them by level gives a staircase (levels decreasing; the
- * widest run and the latest end so far increasing); the answer for r is
- * the last step whose level is >= r. A run of free() >= r that meets the
- * hole lies in such a rectangle (the one of its own minimum), so nothing
- * is missed. The region stops where free() drops below the smallest res
- * of any reserved job (no run that matters crosses such a step), or at
- * the reach, where runs count as unbounded. O(K log K) per table, K the
- * breakpoints of the region.
+ * How. A table is the staircase (policies/stairs.h) of the maximal runs
+ * of free() over the region around the range that meet it: the answer
+ * for r is its last step whose level is >= r. The region stops where
+ * free() drops below the smallest res of any reserved job (no run that
+ * matters crosses such a step), or at the reach, where runs count as
+ * unbounded. O(K) per table, K the breakpoints of the region, and the
+ * ordering of the runs by level.
  *
  * Members. Holes are capped in number (holes.c), so a hole can be the
  * merge of many released ranges far apart, and a sweep of all of it would
@@ -49,16 +44,9 @@
 #include <string.h>
 
 #include "policies/cells.h"
+#include "policies/stairs.h"
 
-typedef struct stair {
-    int64_t h;
-    double w, e; /* widest run, latest end, among runs at levels >= h */
-} stair;
-
-typedef struct bar {
-    double start;
-    int64_t h;
-} bar;
+typedef fbf_bf_stair stair;
 
 typedef struct table {
     double a, b, lo, hi;
@@ -76,24 +64,21 @@ struct fbf_bf_runs {
     bool broken; /* a range could not be recorded: no table answers */
     double reach;
     uint32_t min_res;
-    bar *stk; /* sweep scratch */
-    size_t stk_cap;
-    stair *rect;
-    size_t rect_n, rect_cap;
-    int64_t rect_top; /* the highest level among them */
+    fbf_bf_stairs *st; /* scratch of the builds and merges */
     double horizon; /* this pass: the last breakpoint */
     unsigned span_share; /* see fbf_bf_runs_reset */
-    stair *lv; /* per level, for staircase(); .h flags a used slot */
     fbf_bf_cells *cells; /* over the members, once there are cells_from */
     size_t cells_from;
     bool cells_failed;
 };
 
-#define FBF_RUNS_LEVEL_SLOTS 65536
-
 fbf_bf_runs *fbf_bf_runs_create(void)
 {
     fbf_bf_runs *r = calloc(1, sizeof(fbf_bf_runs));
+    if (r && !(r->st = fbf_bf_stairs_create())) {
+        free(r);
+        return NULL;
+    }
     if (r)
         r->cells_from = FBF_RUNS_CELLS_FROM;
     return r;
@@ -113,9 +98,7 @@ void fbf_bf_runs_destroy(fbf_bf_runs *r)
     for (size_t i = 0; i < r->mn; i++)
         free(r->m[i].v);
     free(r->m);
-    free(r->stk);
-    free(r->rect);
-    free(r->lv);
+    fbf_bf_stairs_destroy(r->st);
     fbf_bf_cells_destroy(r->cells);
     free(r);
 }
@@ -377,153 +360,6 @@ void fbf_bf_runs_remap(fbf_bf_runs *r, const fbf_bf_holes *hs)
     r->n = m;
 }
 
-typedef struct sweep {
-    fbf_bf_runs *r;
-    double lo, hi, ha, hb;
-    bool cut_lo, cut_hi; /* the region's edge there is its reach */
-    int64_t cap;
-    double x;  /* start of the segment in progress */
-    int64_t f; /* its free() */
-    size_t sn;
-    bool oom;
-} sweep;
-
-/* v (n elements of `size` bytes, *cap allocated) with room for one more:
- * v itself, or a doubled copy; NULL on allocation failure (v unchanged). */
-static void *room(void *v, size_t n, size_t *cap, size_t size)
-{
-    if (n < *cap)
-        return v;
-    size_t c = *cap ? 2 * *cap : 256;
-    void *x = realloc(v, c * size);
-    if (x)
-        *cap = c;
-    return x;
-}
-
-static void emit(sweep *w, int64_t h, double s, double e)
-{
-    if (h < 1 || !(s <= w->hb && e >= w->ha))
-        return;
-    fbf_bf_runs *r = w->r;
-    stair *v = room(r->rect, r->rect_n, &r->rect_cap, sizeof *v);
-    if (!v) {
-        w->oom = true;
-        return;
-    }
-    r->rect = v;
-    bool cut_hi = w->cut_hi && e >= w->hi;
-    bool cut = (w->cut_lo && s <= w->lo) || cut_hi;
-    r->rect[r->rect_n++] = (stair){h, cut ? INFINITY : e - s, cut_hi ? INFINITY : e};
-    r->rect_top = h > r->rect_top ? h : r->rect_top;
-}
-
-/* The segment [x, end) at level f: pops the higher levels it ends. */
-static void segment(sweep *w, double x, int64_t f)
-{
-    fbf_bf_runs *r = w->r;
-    double start = x;
-    while (w->sn && r->stk[w->sn - 1].h >= f) {
-        bar top = r->stk[--w->sn];
-        if (top.h > f)
-            emit(w, top.h, top.start, x);
-        start = top.start;
-    }
-    bar *v = room(r->stk, w->sn, &r->stk_cap, sizeof *v);
-    if (!v) {
-        w->oom = true;
-        return;
-    }
-    r->stk = v;
-    r->stk[w->sn++] = (bar){start, f};
-}
-
-static void on_key(double t, int64_t used_after, void *ctx)
-{
-    sweep *w = ctx;
-    if (w->oom)
-        return;
-    segment(w, w->x, w->f);
-    w->x = t;
-    w->f = w->cap - used_after;
-}
-
-static int by_level_desc(const void *x, const void *y)
-{
-    const stair *a = x, *b = y;
-    return a->h > b->h ? -1 : a->h < b->h;
-}
-
-/* Turns the rectangles into the staircase, in place; returns its steps.
- * Levels are free() values in [1, capacity]: when the capacity is small
- * enough, one slot per level replaces the sort (which dominated the
- * build on short queues). */
-static size_t staircase(fbf_bf_runs *r, int64_t cap)
-{
-    size_t n = 0;
-    double best = -1, last = -INFINITY;
-    if (r->rect_top <= cap && cap <= FBF_RUNS_LEVEL_SLOTS && (r->lv || (r->lv = calloc(FBF_RUNS_LEVEL_SLOTS + 1,
-                                                                 sizeof *r->lv)))) {
-        int64_t top = 0, bottom = cap;
-        for (size_t i = 0; i < r->rect_n; i++) {
-            stair x = r->rect[i];
-            stair *l = &r->lv[x.h];
-            if (!l->h) {
-                *l = (stair){1, x.w, x.e};
-            } else {
-                l->w = fmax(l->w, x.w);
-                l->e = fmax(l->e, x.e);
-            }
-            top = x.h > top ? x.h : top;
-            bottom = x.h < bottom ? x.h : bottom;
-        }
-        for (int64_t h = top; h >= bottom && top > 0; h--) {
-            stair *l = &r->lv[h];
-            if (!l->h)
-                continue;
-            l->h = 0; /* the slots are left clear for the next build */
-            if (!(l->w > best || l->e > last))
-                continue;
-            best = fmax(l->w, best);
-            last = fmax(l->e, last);
-            r->rect[n++] = (stair){h, best, last};
-        }
-        return n;
-    }
-    qsort(r->rect, r->rect_n, sizeof *r->rect, by_level_desc);
-    for (size_t i = 0; i < r->rect_n; i++) {
-        stair x = r->rect[i];
-        x.w = fmax(x.w, best);
-        x.e = fmax(x.e, last);
-        if (!(x.w > best || x.e > last))
-            continue;
-        best = x.w;
-        last = x.e;
-        if (n && r->rect[n - 1].h == x.h)
-            n--; /* same level: the later step holds both maxima */
-        r->rect[n++] = x;
-    }
-    return n;
-}
-
-/* The staircase of the rectangles gathered in r becomes t's steps; false
- * on allocation failure. */
-static bool keep_staircase(fbf_bf_runs *r, table *t, int64_t cap)
-{
-    size_t n = staircase(r, cap);
-    if (n > t->cap) {
-        stair *v = realloc(t->v, n * sizeof *v);
-        if (!v)
-            return false;
-        t->v = v;
-        t->cap = n;
-    }
-    if (n)
-        memcpy(t->v, r->rect, n * sizeof *t->v);
-    t->n = n;
-    return true;
-}
-
 /* Builds t's staircase; false on allocation failure. When the region is
  * a large share of the schedule ahead (a short queue: every move would
  * invalidate it, and a search costs less than the sweep), t is marked
@@ -534,18 +370,19 @@ static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
      * every run that matters (free() >= min res) is cut anyway. */
     t->lo = fmax(now, t->a - r->reach);
     t->hi = t->b + r->reach;
-    sweep w = {.r = r, .lo = t->lo, .hi = t->hi, .ha = t->a, .hb = t->b,
-               .cut_lo = t->lo > now, .cut_hi = true, .cap = fbf_profile_capacity(p), .x = t->lo};
+    fbf_bf_region g = {.ha = t->a, .hb = t->b, .cut_lo = t->lo > now, .cut_hi = true};
     double k = fbf_profile_last_below(p, t->lo, t->a, r->min_res);
     if (k > t->lo) {
-        w.lo = w.x = t->lo = k;
-        w.cut_lo = false;
+        t->lo = k;
+        g.cut_lo = false;
     }
     k = fbf_profile_first_below(p, t->b, r->min_res);
     if (k < t->hi) {
-        w.hi = t->hi = k;
-        w.cut_hi = false;
+        t->hi = k;
+        g.cut_hi = false;
     }
+    g.lo = t->lo;
+    g.hi = t->hi;
     if (r->horizon == -INFINITY)
         r->horizon = fbf_profile_key_floor(p, INFINITY);
     t->valid = true;
@@ -554,20 +391,9 @@ static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
     t->n = 0;
     if (t->wide)
         return true;
-    r->rect_n = 0;
-    r->rect_top = 0;
-    w.f = fbf_profile_free_at(p, t->lo);
-    fbf_profile_foreach_between(p, t->lo, t->hi, on_key, &w);
-    if (!w.oom)
-        segment(&w, w.x, w.f);
-    while (!w.oom && w.sn) {
-        bar top = r->stk[--w.sn];
-        emit(&w, top.h, top.start, w.hi);
-    }
-    if (w.oom || !keep_staircase(r, t, w.cap))
-        return false;
-    t->valid = true;
-    return true;
+    fbf_bf_stairs_clear(r->st);
+    return fbf_bf_stairs_sweep(r->st, p, &g) == 0 &&
+           fbf_bf_stairs_take(r->st, fbf_profile_capacity(p), &t->v, &t->n, &t->cap) == 0;
 }
 
 /* Levels decrease, maxima increase: one past the last step at level >=
@@ -613,20 +439,11 @@ static bool merge(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
     t->n = 0;
     if (wide)
         return true;
-    r->rect_n = 0;
-    r->rect_top = 0;
-    for (size_t k = lo; k < hi; k++) {
-        const table *m = &r->m[k];
-        for (size_t s = 0; s < m->n; s++) {
-            stair *v = room(r->rect, r->rect_n, &r->rect_cap, sizeof *v);
-            if (!v)
-                return false;
-            r->rect = v;
-            r->rect[r->rect_n++] = m->v[s];
-            r->rect_top = m->v[s].h > r->rect_top ? m->v[s].h : r->rect_top;
-        }
-    }
-    return keep_staircase(r, t, fbf_profile_capacity(p));
+    fbf_bf_stairs_clear(r->st);
+    for (size_t k = lo; k < hi; k++)
+        if (fbf_bf_stairs_gather(r->st, r->m[k].v, r->m[k].n) < 0)
+            return false;
+    return fbf_bf_stairs_take(r->st, fbf_profile_capacity(p), &t->v, &t->n, &t->cap) == 0;
 }
 
 int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs, size_t i,

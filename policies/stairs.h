@@ -1,0 +1,56 @@
+/*
+ * stairs: the staircase of the runs of free() over a region of the
+ * profile, for policies/runs.c's tables, and the staircase of steps
+ * gathered from several such tables. Private to policies/.
+ *
+ * Contract. A staircase lists steps (h, w, e) with levels h decreasing
+ * and w, e increasing: w is the widest run, e the latest end, among the
+ * runs of free() >= h gathered. The answer for r resources is the last
+ * step with h >= r (none: no run). A gathering starts with _clear, takes
+ * the maximal runs of regions (_sweep) or the steps of staircases made
+ * before (_gather), and ends with _take, which writes the staircase.
+ *
+ * Ownership: _create/_destroy; a fbf_bf_stairs is the scratch of one
+ * gathering at a time; not thread-safe. Errors: -ENOMEM, after which the
+ * gathering is lost (clear it and start again).
+ */
+#ifndef FBF_STAIRS_H
+#define FBF_STAIRS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/profile.h"
+
+typedef struct fbf_bf_stair {
+    int64_t h;
+    double w, e; /* widest run, latest end, among runs at levels >= h */
+} fbf_bf_stair;
+
+/* Runs of free() over [lo, hi) that meet [ha, hb] (closed). Where cut_lo
+ * (cut_hi) holds, the region's edge there is a reach, not a drop of
+ * free(): a run cut by it counts as unbounded (w, and for cut_hi e,
+ * INFINITY). */
+typedef struct fbf_bf_region {
+    double lo, hi, ha, hb;
+    bool cut_lo, cut_hi;
+} fbf_bf_region;
+
+typedef struct fbf_bf_stairs fbf_bf_stairs;
+
+fbf_bf_stairs *fbf_bf_stairs_create(void);
+void fbf_bf_stairs_destroy(fbf_bf_stairs *s);
+
+void fbf_bf_stairs_clear(fbf_bf_stairs *s);
+/* Every maximal run of free() >= h over g, once, for the h that is its
+ * minimum: O(K) for K breakpoints in [g->lo, g->hi). 0 or -ENOMEM. */
+int fbf_bf_stairs_sweep(fbf_bf_stairs *s, const fbf_profile *p, const fbf_bf_region *g);
+/* n steps of a staircase made before. 0 or -ENOMEM. */
+int fbf_bf_stairs_gather(fbf_bf_stairs *s, const fbf_bf_stair *v, size_t n);
+/* The staircase of what was gathered, with levels in [1, cap], into *v
+ * (*n steps; *vcap allocated, grown as needed). 0 or -ENOMEM (*v as it
+ * was). */
+int fbf_bf_stairs_take(fbf_bf_stairs *s, int64_t cap, fbf_bf_stair **v, size_t *n, size_t *vcap);
+
+#endif
