@@ -1,57 +1,46 @@
 /*
- * cells: a segment tree of range summaries over equal cells of time; see
+ * cells: a segment tree of staircases over equal cells of time; see
  * cells.h for the contract.
  *
- * Why. At depth a pass releases tens of thousands of ranges, and the
- * searches of holes.c asked each range in a stretch in turn whether a
- * window could fit near it: the visits grew with the ranges released so
- * far, so the cost of a move grew with the pass. A summary per cell, and
- * per node the maximum of its children's, lets a search jump to the
- * next cell that may hold a fit in O(log cells).
+ * Why. At depth a pass releases tens of thousands of ranges, and both the
+ * searches of holes.c and the tables of holes (the staircase of all the
+ * ranges inside one) visited every range concerned: a hole capped in
+ * number can hold most of a pass's ranges, and a move, which changes a
+ * few of them, made the next test merge them all again. With a staircase
+ * per node, a search jumps to the next cell that may hold a fit, and a
+ * hole's table merges O(log cells) nodes, in O(log cells) merges per
+ * change.
  *
  * Invariants: node 1 is the root, node k has children 2k and 2k + 1,
  * leaves are n + i; a node's summary is valid only when it is not dirty,
- * and every ancestor of a dirty node is dirty, so a clean node's summary
- * covers clean leaves only. Summaries are bounds, never exact answers:
- * a clean node may be looser than its leaves (never tighter).
+ * and every ancestor of a dirty node is dirty, so a clean node is the
+ * exact merge of its clean children.
  */
 #include "policies/cells.h"
 
+#include <errno.h>
 #include <math.h>
-#include <stdbool.h>
 #include <stdlib.h>
+
+typedef struct node {
+    fbf_bf_stair *v;
+    size_t n, cap;
+    double maxb, minb;
+    bool wide;
+} node;
 
 struct fbf_bf_cells {
     size_t n; /* leaves, a power of two */
     double t0, scale;
+    int64_t capacity;
     fbf_bf_cells_fill_fn fill;
-    fbf_bf_cell_sum *s; /* 2n nodes */
+    fbf_bf_stairs *st; /* scratch of the leaves' fills */
+    node *s;           /* 2n nodes */
     bool *dirty;
 };
 
-void fbf_bf_cells_sum_empty(fbf_bf_cell_sum *s)
-{
-    for (unsigned q = 0; q < FBF_BF_CELL_LEVELS; q++)
-        s->w[q] = -INFINITY;
-    s->maxb = -INFINITY;
-    s->minb = INFINITY;
-}
-
-/* Bounds are never NaN: plain comparisons (fmax is a call). */
-static double max2(double x, double y)
-{
-    return x > y ? x : y;
-}
-
-void fbf_bf_cells_sum_add(fbf_bf_cell_sum *s, const double *w, double b)
-{
-    for (unsigned q = 0; q < FBF_BF_CELL_LEVELS; q++)
-        s->w[q] = max2(s->w[q], w[q]);
-    s->maxb = max2(s->maxb, b);
-    s->minb = fabs(b) < s->minb ? fabs(b) : s->minb;
-}
-
-fbf_bf_cells *fbf_bf_cells_create(size_t n, double t0, double t1, fbf_bf_cells_fill_fn fill)
+fbf_bf_cells *fbf_bf_cells_create(size_t n, double t0, double t1, int64_t capacity,
+                                  fbf_bf_cells_fill_fn fill)
 {
     if (!(t0 < t1) || !fill || n == 0 || n > ((size_t)1 << 24))
         return NULL;
@@ -64,10 +53,12 @@ fbf_bf_cells *fbf_bf_cells_create(size_t n, double t0, double t1, fbf_bf_cells_f
     c->n = m;
     c->t0 = t0;
     c->scale = (double)m / (t1 - t0);
+    c->capacity = capacity;
     c->fill = fill;
-    c->s = malloc(2 * m * sizeof *c->s);
+    c->st = fbf_bf_stairs_create();
+    c->s = calloc(2 * m, sizeof *c->s);
     c->dirty = malloc(2 * m * sizeof *c->dirty);
-    if (!c->s || !c->dirty || !(c->scale > 0) || !isfinite(c->scale)) {
+    if (!c->st || !c->s || !c->dirty || !(c->scale > 0) || !isfinite(c->scale)) {
         fbf_bf_cells_destroy(c);
         return NULL;
     }
@@ -80,8 +71,12 @@ void fbf_bf_cells_destroy(fbf_bf_cells *c)
 {
     if (!c)
         return;
+    if (c->s)
+        for (size_t k = 0; k < 2 * c->n; k++)
+            free(c->s[k].v);
     free(c->s);
     free(c->dirty);
+    fbf_bf_stairs_destroy(c->st);
     free(c);
 }
 
@@ -90,21 +85,12 @@ size_t fbf_bf_cells_count(const fbf_bf_cells *c)
     return c->n;
 }
 
-/* Monotone in a: the ranges, sorted by start, are sorted by cell. */
 size_t fbf_bf_cells_of(const fbf_bf_cells *c, double a)
 {
     double x = (a - c->t0) * c->scale;
     if (!(x > 0))
         return 0;
     return x >= (double)(c->n - 1) ? c->n - 1 : (size_t)x;
-}
-
-unsigned fbf_bf_cells_level(uint32_t r)
-{
-    unsigned q = 0;
-    while (q + 1 < FBF_BF_CELL_LEVELS && (r >> (q + 1)) != 0)
-        q++;
-    return q;
 }
 
 void fbf_bf_cells_dirty(fbf_bf_cells *c, size_t lo, size_t hi)
@@ -120,53 +106,136 @@ void fbf_bf_cells_dirty(fbf_bf_cells *c, size_t lo, size_t hi)
     }
 }
 
-static bool skippable(const fbf_bf_cell_sum *s, unsigned q, double l, double kept)
+static int fill_leaf(fbf_bf_cells *c, void *ctx, size_t k)
 {
-    /* An empty summary (minb infinite) skips whatever the window. */
-    return s->maxb <= kept - l && s->w[q] < l - 1e-9 * ((s->minb < INFINITY ? s->minb : 0) + l);
+    node *x = &c->s[k];
+    x->maxb = -INFINITY;
+    x->minb = INFINITY;
+    x->wide = false;
+    fbf_bf_stairs_clear(c->st);
+    if (c->fill(ctx, k - c->n, c->st, &x->maxb, &x->minb, &x->wide) < 0 ||
+        fbf_bf_stairs_take(c->st, c->capacity, &x->v, &x->n, &x->cap) < 0) {
+        fbf_bf_stairs_clear(c->st);
+        return -ENOMEM;
+    }
+    c->dirty[k] = false;
+    return 0;
+}
+
+/* Node k from its children, both clean. */
+static int join(fbf_bf_cells *c, size_t k)
+{
+    const node *a = &c->s[2 * k], *b = &c->s[2 * k + 1];
+    node *x = &c->s[k];
+    if (fbf_bf_stairs_merge2(a->v, a->n, b->v, b->n, &x->v, &x->n, &x->cap) < 0)
+        return -ENOMEM;
+    x->maxb = a->maxb > b->maxb ? a->maxb : b->maxb;
+    x->minb = a->minb < b->minb ? a->minb : b->minb;
+    x->wide = a->wide || b->wide;
+    c->dirty[k] = false;
+    return 0;
+}
+
+/* Node k clean, and the dirty part of its subtree with it. */
+static int compute(fbf_bf_cells *c, void *ctx, size_t k)
+{
+    if (!c->dirty[k])
+        return 0;
+    if (k >= c->n)
+        return fill_leaf(c, ctx, k);
+    if (compute(c, ctx, 2 * k) < 0 || compute(c, ctx, 2 * k + 1) < 0)
+        return -ENOMEM;
+    return join(c, k);
+}
+
+static bool skippable(const node *x, uint32_t res, double l, double kept)
+{
+    if (x->wide || !(x->maxb <= kept - l))
+        return false;
+    size_t i = fbf_bf_stairs_at(x->v, x->n, res);
+    double w = i ? x->v[i - 1].w : 0;
+    /* An empty node (minb infinite) skips whatever the window. */
+    return w < l - 1e-9 * ((x->minb < INFINITY ? x->minb : 0) + l);
 }
 
 /* The first cell in [from, to) under node k (cells [nl, nr)) that cannot
  * be skipped, or SIZE_MAX. Dirty leaves met are filled; a dirty node
- * whose children both end up clean is computed again. */
+ * whose children both end up clean is joined again. */
 static size_t find(fbf_bf_cells *c, void *ctx, size_t k, size_t nl, size_t nr, size_t from,
-                   size_t to, unsigned q, double l, double kept)
+                   size_t to, uint32_t res, double l, double kept, int *err)
 {
-    if (nr <= from || nl >= to)
+    if (nr <= from || nl >= to || *err)
         return SIZE_MAX;
     if (k >= c->n) {
-        if (c->dirty[k]) {
-            fbf_bf_cells_sum_empty(&c->s[k]);
-            c->fill(ctx, nl, &c->s[k]);
-            c->dirty[k] = false;
-        }
-        return skippable(&c->s[k], q, l, kept) ? SIZE_MAX : nl;
+        if (c->dirty[k] && (*err = fill_leaf(c, ctx, k)) < 0)
+            return nl;
+        return skippable(&c->s[k], res, l, kept) ? SIZE_MAX : nl;
     }
-    if (!c->dirty[k] && skippable(&c->s[k], q, l, kept))
+    if (!c->dirty[k] && skippable(&c->s[k], res, l, kept))
         return SIZE_MAX;
     size_t mid = nl + (nr - nl) / 2;
-    size_t r = find(c, ctx, 2 * k, nl, mid, from, to, q, l, kept);
+    size_t r = find(c, ctx, 2 * k, nl, mid, from, to, res, l, kept, err);
     if (r == SIZE_MAX)
-        r = find(c, ctx, 2 * k + 1, mid, nr, from, to, q, l, kept);
-    if (c->dirty[k] && !c->dirty[2 * k] && !c->dirty[2 * k + 1]) {
-        const fbf_bf_cell_sum *a = &c->s[2 * k], *b = &c->s[2 * k + 1];
-        fbf_bf_cell_sum *s = &c->s[k];
-        for (unsigned i = 0; i < FBF_BF_CELL_LEVELS; i++)
-            s->w[i] = max2(a->w[i], b->w[i]);
-        s->maxb = max2(a->maxb, b->maxb);
-        s->minb = a->minb < b->minb ? a->minb : b->minb;
-        c->dirty[k] = false;
-    }
+        r = find(c, ctx, 2 * k + 1, mid, nr, from, to, res, l, kept, err);
+    if (!*err && c->dirty[k] && !c->dirty[2 * k] && !c->dirty[2 * k + 1])
+        *err = join(c, k);
     return r;
 }
 
-size_t fbf_bf_cells_next(fbf_bf_cells *c, void *ctx, size_t from, size_t to, unsigned q, double l,
-                         double kept)
+size_t fbf_bf_cells_next(fbf_bf_cells *c, void *ctx, size_t from, size_t to, uint32_t res,
+                         double l, double kept, int *err)
 {
+    *err = 0;
     if (to > c->n)
         to = c->n;
     if (from >= to)
         return to;
-    size_t r = find(c, ctx, 1, 0, c->n, from, to, q, l, kept);
+    /* Most searches start in a cell they must visit: one look at it. */
+    size_t leaf = c->n + from;
+    if (!c->dirty[leaf] && !skippable(&c->s[leaf], res, l, kept))
+        return from;
+    size_t r = find(c, ctx, 1, 0, c->n, from, to, res, l, kept, err);
+    if (*err)
+        return from;
     return r == SIZE_MAX ? to : r;
+}
+
+/* The nodes that cover [from, to) exactly, computed, appended to out. */
+static int cover(fbf_bf_cells *c, void *ctx, size_t k, size_t nl, size_t nr, size_t from,
+                 size_t to, size_t *out, size_t *n)
+{
+    if (nr <= from || nl >= to)
+        return 0;
+    if (from <= nl && nr <= to) {
+        out[(*n)++] = k;
+        return compute(c, ctx, k);
+    }
+    size_t mid = nl + (nr - nl) / 2;
+    if (cover(c, ctx, 2 * k, nl, mid, from, to, out, n) < 0 ||
+        cover(c, ctx, 2 * k + 1, mid, nr, from, to, out, n) < 0)
+        return -ENOMEM;
+    /* Joined here too, so that the next change costs one path. */
+    if (c->dirty[k] && !c->dirty[2 * k] && !c->dirty[2 * k + 1])
+        return join(c, k);
+    return 0;
+}
+
+int fbf_bf_cells_gather(fbf_bf_cells *c, void *ctx, size_t from, size_t to, fbf_bf_stairs *st,
+                        bool *wide)
+{
+    size_t nodes[2 * 64], n = 0; /* at most two per level */
+    if (to > c->n)
+        to = c->n;
+    if (from >= to)
+        return 0;
+    if (cover(c, ctx, 1, 0, c->n, from, to, nodes, &n) < 0)
+        return -ENOMEM;
+    fbf_bf_stairs_clear(st); /* the fills may have used it */
+    for (size_t i = 0; i < n; i++) {
+        const node *x = &c->s[nodes[i]];
+        *wide |= x->wide;
+        if (fbf_bf_stairs_gather(st, x->v, x->n) < 0)
+            return -ENOMEM;
+    }
+    return 0;
 }

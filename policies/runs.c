@@ -190,26 +190,24 @@ typedef struct fill_ctx {
     double now;
 } fill_ctx;
 
-/* A cell's summary: per level 2^q, the longest run of its members'. */
-static void fill_cell(void *arg, size_t c, fbf_bf_cell_sum *out)
+/* A cell's summary: the steps of its members' tables; wide when one of
+ * them cannot answer. */
+static int fill_cell(void *arg, size_t c, fbf_bf_stairs *st, double *maxb, double *minb,
+                     bool *wide)
 {
     fill_ctx *x = arg;
     fbf_bf_runs *r = x->r;
     for (size_t k = member_of_cell(r, c); k < r->mn && fbf_bf_cells_of(r->cells, r->m[k].a) == c;
          k++) {
         table *m = &r->m[k];
-        double w[FBF_BF_CELL_LEVELS];
-        bool ok = member_ready(r, m, x->p, x->now);
-        /* Levels fall along the steps: longest_at(m, 2^q) for every q in
-         * one walk, from the top level down. */
-        size_t s = 0;
-        for (unsigned q = FBF_BF_CELL_LEVELS; q-- > 0;) {
-            while (ok && s < m->n && m->v[s].h >= (int64_t)1 << q)
-                s++;
-            w[q] = !ok ? INFINITY : s ? m->v[s - 1].w : 0;
-        }
-        fbf_bf_cells_sum_add(out, w, m->b);
+        if (!member_ready(r, m, x->p, x->now))
+            *wide = true;
+        else if (fbf_bf_stairs_gather(st, m->v, m->n) < 0)
+            return -1;
+        *maxb = m->b > *maxb ? m->b : *maxb;
+        *minb = fabs(m->b) < *minb ? fabs(m->b) : *minb;
     }
+    return 0;
 }
 
 /* The cells are made once a pass has released cells_from ranges (fewer
@@ -222,7 +220,8 @@ static void cells_update(fbf_bf_runs *r, const fbf_profile *p, double now)
         return;
     fbf_bf_cells_destroy(r->cells);
     double end = fbf_profile_key_floor(p, INFINITY);
-    r->cells = fbf_bf_cells_create(r->mn / 4 + 1, now, end > now ? end : now + 1, fill_cell);
+    r->cells = fbf_bf_cells_create(r->mn / 4 + 1, now, end > now ? end : now + 1,
+                                   fbf_profile_capacity(p), fill_cell);
     r->cells_failed = !r->cells;
 }
 
@@ -231,7 +230,6 @@ bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *
 {
     cells_update(r, p, now);
     fill_ctx ctx = {r, p, now};
-    unsigned q = fbf_bf_cells_level(res);
     size_t seen = SIZE_MAX; /* the last cell found worth visiting */
     while (*k < r->mn && r->m[*k].a < b) {
         table *m = &r->m[*k];
@@ -239,7 +237,10 @@ bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *
             size_t c = fbf_bf_cells_of(r->cells, m->a);
             if (c != seen) {
                 size_t to = fbf_bf_cells_of(r->cells, b) + 1;
-                size_t d = fbf_bf_cells_next(r->cells, &ctx, c, to, q, l, kept);
+                int err;
+                size_t d = fbf_bf_cells_next(r->cells, &ctx, c, to, res, l, kept, &err);
+                if (err < 0)
+                    d = c; /* no summary: this range is visited on its own */
                 if (d >= to)
                     return false;
                 seen = d;
@@ -424,23 +425,46 @@ static double longest_at(const table *t, uint32_t res)
  * member makes the hole wide. */
 static bool merge(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
 {
+    cells_update(r, p, now);
     size_t lo = member_from(r, t->a), hi = lo;
+    while (hi < r->mn && r->m[hi].a < t->b)
+        hi++;
+    /* With the index, the members of the cells strictly between those of
+     * the first and the last member come merged by the tree; the members
+     * of those two cells one by one. */
+    size_t mid_lo = hi, mid_hi = hi, ca = 0, cb = 0;
+    if (r->cells && hi > lo) {
+        ca = fbf_bf_cells_of(r->cells, r->m[lo].a);
+        cb = fbf_bf_cells_of(r->cells, r->m[hi - 1].a);
+        if (cb > ca + 1) {
+            for (mid_lo = lo; fbf_bf_cells_of(r->cells, r->m[mid_lo].a) == ca;)
+                mid_lo++;
+            for (mid_hi = hi; fbf_bf_cells_of(r->cells, r->m[mid_hi - 1].a) == cb;)
+                mid_hi--;
+        }
+    }
     bool wide = false;
-    for (; hi < r->mn && r->m[hi].a < t->b; hi++) {
-        table *m = &r->m[hi];
+    for (size_t k = lo; k < hi; k = k + 1 == mid_lo ? mid_hi : k + 1) {
+        table *m = &r->m[k];
         if (!m->valid && !build(r, m, p, now)) {
             m->valid = false;
             return false;
         }
         wide |= m->wide;
     }
+    fbf_bf_stairs_clear(r->st);
+    if (mid_lo < mid_hi) {
+        fill_ctx ctx = {r, p, now};
+        /* It clears st once its fills (and their builds) are done. */
+        if (fbf_bf_cells_gather(r->cells, &ctx, ca + 1, cb, r->st, &wide) < 0)
+            return false;
+    }
     t->valid = true;
     t->wide = wide;
     t->n = 0;
     if (wide)
         return true;
-    fbf_bf_stairs_clear(r->st);
-    for (size_t k = lo; k < hi; k++)
+    for (size_t k = lo; k < hi; k = k + 1 == mid_lo ? mid_hi : k + 1)
         if (fbf_bf_stairs_gather(r->st, r->m[k].v, r->m[k].n) < 0)
             return false;
     return fbf_bf_stairs_take(r->st, fbf_profile_capacity(p), &t->v, &t->n, &t->cap) == 0;

@@ -230,3 +230,48 @@ int fbf_bf_stairs_take(fbf_bf_stairs *s, int64_t cap, fbf_bf_stair **v, size_t *
     *n = k;
     return 0;
 }
+
+size_t fbf_bf_stairs_at(const fbf_bf_stair *v, size_t n, uint32_t res)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].h >= (int64_t)res)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int fbf_bf_stairs_merge2(const fbf_bf_stair *a, size_t na, const fbf_bf_stair *b, size_t nb,
+                         fbf_bf_stair **v, size_t *n, size_t *vcap)
+{
+    if (na + nb > *vcap) {
+        fbf_bf_stair *x = realloc(*v, (na + nb) * sizeof *x);
+        if (!x)
+            return -ENOMEM;
+        *v = x;
+        *vcap = na + nb;
+    }
+    /* Both fall in level: walk them together, the higher level first; at
+     * each level the maxima so far of both hold for it. */
+    size_t i = 0, j = 0, k = 0;
+    double best = -1, last = -INFINITY;
+    while (i < na || j < nb) {
+        int64_t h = i < na && (j >= nb || a[i].h >= b[j].h) ? a[i].h : b[j].h;
+        for (; i < na && a[i].h == h; i++) {
+            best = a[i].w > best ? a[i].w : best;
+            last = a[i].e > last ? a[i].e : last;
+        }
+        for (; j < nb && b[j].h == h; j++) {
+            best = b[j].w > best ? b[j].w : best;
+            last = b[j].e > last ? b[j].e : last;
+        }
+        if (k && (*v)[k - 1].w == best && (*v)[k - 1].e == last)
+            continue;
+        (*v)[k++] = (fbf_bf_stair){h, best, last};
+    }
+    *n = k;
+    return 0;
+}

@@ -53,4 +53,14 @@ int fbf_bf_stairs_gather(fbf_bf_stairs *s, const fbf_bf_stair *v, size_t n);
  * was). */
 int fbf_bf_stairs_take(fbf_bf_stairs *s, int64_t cap, fbf_bf_stair **v, size_t *n, size_t *vcap);
 
+/* One past the last step of v (n steps) at level >= res: 0 when no run
+ * of free() >= res was gathered. */
+size_t fbf_bf_stairs_at(const fbf_bf_stair *v, size_t n, uint32_t res);
+
+/* The staircase of a and b together into *v (*n steps; *vcap allocated,
+ * grown as needed; v must be neither a nor b): O(na + nb). 0 or -ENOMEM
+ * (*v as it was). */
+int fbf_bf_stairs_merge2(const fbf_bf_stair *a, size_t na, const fbf_bf_stair *b, size_t nb,
+                         fbf_bf_stair **v, size_t *n, size_t *vcap);
+
 #endif

@@ -21,6 +21,7 @@
 #include "engine/profile.h"
 #include "policies/cells.h"
 #include "policies/runs.h"
+#include "policies/stairs.h"
 
 #define CAP 16
 #define HORIZON 3000
@@ -95,10 +96,31 @@ static size_t same_search(fbf_bf_runs *cells, fbf_bf_runs *plain, const fbf_prof
     return kp - first - got;
 }
 
+/* One hole's table, both ways: the same answer for every res. Returns
+ * whether the index merged part of it (more than two cells apart). */
+static bool same_hole(fbf_bf_runs *cells, fbf_bf_runs *plain, const fbf_profile *p, double now)
+{
+    double a = now + rnd(HORIZON), b = a + 1 + rnd(HORIZON / 2);
+    fbf_bf_hole v[1] = {{a, b, CAP}};
+    fbf_bf_holes hs = {v, 1, 1};
+    fbf_bf_runs_remap(cells, &hs);
+    fbf_bf_runs_remap(plain, &hs);
+    for (uint32_t res = 1; res <= CAP; res++) {
+        fbf_bf_run_info x = {0, 0}, y = {0, 0};
+        int rc = fbf_bf_runs_query(cells, p, &hs, 0, now, res, &x);
+        int rp = fbf_bf_runs_query(plain, p, &hs, 0, now, res, &y);
+        assert_int_equal(rc, rp);
+        if (rc == 0 && (x.longest != y.longest || x.latest_end != y.latest_end))
+            fail_msg("hole [%g, %g) res %u: indexed %g to %g, one by one %g to %g", a, b, res,
+                     x.longest, x.latest_end, y.longest, y.latest_end);
+    }
+    return b - a > 3 * HORIZON / 64.0;
+}
+
 static void test_index_gives_what_one_by_one_gives(void **state)
 {
     (void)state;
-    size_t passed_over = 0, searches = 0;
+    size_t passed_over = 0, searches = 0, holes = 0;
     unsigned long jumps0 = fbf_bf_runs_cell_jumps();
     for (int round = 0; round < 40; round++) {
         fbf_profile *p = fbf_profile_create(CAP);
@@ -130,6 +152,8 @@ static void test_index_gives_what_one_by_one_gives(void **state)
             } else if (what == 2 && nspans < MAX_SPANS) {
                 add_span(p); /* a drop, reported too: tables stay exact */
                 both_changed(cells, plain, spans[nspans - 1].s, spans[nspans - 1].e);
+            } else if (what == 3) {
+                holes += same_hole(cells, plain, p, now);
             } else {
                 passed_over += same_search(cells, plain, p, now);
                 searches++;
@@ -140,54 +164,110 @@ static void test_index_gives_what_one_by_one_gives(void **state)
         fbf_profile_destroy(p);
     }
     unsigned long jumps = fbf_bf_runs_cell_jumps() - jumps0;
-    fprintf(stderr, "%zu searches; one by one passed over %zu ranges; the index jumped %lu times\n",
-            searches, passed_over, jumps);
+    fprintf(stderr,
+            "%zu searches; one by one passed over %zu ranges; the index jumped %lu times; %zu "
+            "hole tables across many cells\n",
+            searches, passed_over, jumps, holes);
     /* Both kinds of skipping must really have been exercised. */
     assert_true(passed_over > 2 * searches);
     assert_true(jumps > searches / 8);
+    assert_true(holes > 300);
 }
 
-/* Summaries by hand: three cells over [0, 30); the middle one holds a
- * range whose longest run of free() >= 4 is 3 s; the others are empty. A
- * query for 4 resources and 5 s skips everything; for 2 s, or with a
- * range ending after kept - l, it stops at the middle cell. */
-static void fill_middle(void *ctx, size_t c, fbf_bf_cell_sum *out)
+/* Summaries by hand: four cells over [0, 40); cell 1 holds a range whose
+ * runs of free() >= 4 are at most 3 s long (>= 2: 6 s) and which ends at
+ * 16; the others are empty. */
+static int fill_one(void *ctx, size_t c, fbf_bf_stairs *st, double *maxb, double *minb,
+                    bool *wide)
 {
     (void)ctx;
     if (c != 1)
-        return;
-    double w[FBF_BF_CELL_LEVELS];
-    for (unsigned q = 0; q < FBF_BF_CELL_LEVELS; q++)
-        w[q] = q <= 2 ? 3 : 0; /* levels 1, 2 and 4 */
-    fbf_bf_cells_sum_add(out, w, 16);
+        return 0;
+    static const fbf_bf_stair v[] = {{4, 3, 14}, {2, 6, 16}};
+    *maxb = *minb = 16;
+    *wide = false;
+    return fbf_bf_stairs_gather(st, v, 2);
 }
 
 static void test_worked_summaries(void **state)
 {
     (void)state;
-    fbf_bf_cells *c = fbf_bf_cells_create(3, 0, 40, fill_middle);
+    fbf_bf_cells *c = fbf_bf_cells_create(3, 0, 40, CAP, fill_one);
+    int err;
     assert_non_null(c);
     assert_int_equal(fbf_bf_cells_count(c), 4);
     assert_int_equal(fbf_bf_cells_of(c, -5), 0);
     assert_int_equal(fbf_bf_cells_of(c, 12), 1);
     assert_int_equal(fbf_bf_cells_of(c, 1e9), 3);
-    assert_int_equal(fbf_bf_cells_level(4), 2);
-    assert_int_equal(fbf_bf_cells_level(7), 2);
-    assert_int_equal(fbf_bf_cells_level(1), 0);
-    assert_int_equal(fbf_bf_cells_next(c, NULL, 0, 4, 2, 5, INFINITY), 4);
-    assert_int_equal(fbf_bf_cells_next(c, NULL, 0, 4, 2, 2, INFINITY), 1);
-    assert_int_equal(fbf_bf_cells_next(c, NULL, 0, 4, 2, 5, 20), 1); /* 16 > 20 - 5 */
-    assert_int_equal(fbf_bf_cells_next(c, NULL, 0, 4, 2, 5, 21), 4);
-    /* Eight resources read level 3, where the range has no run at all. */
-    assert_int_equal(fbf_bf_cells_next(c, NULL, 0, 4, 3, 1, INFINITY), 4);
-    assert_int_equal(fbf_bf_cells_next(c, NULL, 2, 4, 0, 1, INFINITY), 4);
+    /* 4 resources: 3 s at most, so a 5 s window skips everything ... */
+    assert_int_equal(fbf_bf_cells_next(c, NULL, 0, 4, 4, 5, INFINITY, &err), 4);
+    assert_int_equal(err, 0);
+    /* ... a 2 s one stops at cell 1, and so does 2 resources for 5 s;
+     * 3 resources are as 4 (no run has a minimum of 3). */
+    assert_int_equal(fbf_bf_cells_next(c, NULL, 0, 4, 4, 2, INFINITY, &err), 1);
+    assert_int_equal(fbf_bf_cells_next(c, NULL, 0, 4, 2, 5, INFINITY, &err), 1);
+    assert_int_equal(fbf_bf_cells_next(c, NULL, 0, 4, 3, 5, INFINITY, &err), 4);
+    /* A window that must end before 20 cannot skip a range ending at 16. */
+    assert_int_equal(fbf_bf_cells_next(c, NULL, 0, 4, 4, 5, 20, &err), 1);
+    assert_int_equal(fbf_bf_cells_next(c, NULL, 0, 4, 4, 5, 21, &err), 4);
+    assert_int_equal(fbf_bf_cells_next(c, NULL, 2, 4, 1, 0.5, INFINITY, &err), 4);
+    /* Gathered over cells 0..3: the range's staircase, as it is. */
+    fbf_bf_stairs *st = fbf_bf_stairs_create();
+    fbf_bf_stair *v = NULL;
+    size_t n = 0, cap = 0;
+    bool wide = false;
+    assert_int_equal(fbf_bf_cells_gather(c, NULL, 0, 4, st, &wide), 0);
+    assert_int_equal(fbf_bf_stairs_take(st, CAP, &v, &n, &cap), 0);
+    assert_false(wide);
+    assert_int_equal(n, 2);
+    assert_true(v[0].h == 4 && v[0].w == 3 && v[0].e == 14);
+    assert_true(v[1].h == 2 && v[1].w == 6 && v[1].e == 16);
+    free(v);
+    fbf_bf_stairs_destroy(st);
     fbf_bf_cells_destroy(c);
+}
+
+/* Merging two staircases gives what gathering both and taking gives. */
+static void test_merge2_equals_take(void **state)
+{
+    (void)state;
+    fbf_bf_stairs *st = fbf_bf_stairs_create();
+    assert_non_null(st);
+    for (int round = 0; round < 2000; round++) {
+        fbf_bf_stair raw[2][40], *s[2] = {NULL, NULL}, *m = NULL, *t = NULL;
+        size_t ns[2] = {0, 0}, cs[2] = {0, 0}, nm = 0, cm = 0, nt = 0, ct = 0;
+        fbf_bf_stairs_clear(st);
+        for (int k = 0; k < 2; k++) {
+            size_t n = rnd(40);
+            for (size_t i = 0; i < n; i++) {
+                double w = rnd(20) == 0 ? INFINITY : rnd(50);
+                raw[k][i] = (fbf_bf_stair){1 + rnd(CAP), w, rnd(8) == 0 ? INFINITY : rnd(100) + w};
+            }
+            fbf_bf_stairs_clear(st);
+            assert_int_equal(fbf_bf_stairs_gather(st, raw[k], n), 0);
+            assert_int_equal(fbf_bf_stairs_take(st, CAP, &s[k], &ns[k], &cs[k]), 0);
+        }
+        assert_int_equal(fbf_bf_stairs_merge2(s[0], ns[0], s[1], ns[1], &m, &nm, &cm), 0);
+        fbf_bf_stairs_clear(st);
+        assert_int_equal(fbf_bf_stairs_gather(st, s[0], ns[0]), 0);
+        assert_int_equal(fbf_bf_stairs_gather(st, s[1], ns[1]), 0);
+        assert_int_equal(fbf_bf_stairs_take(st, CAP, &t, &nt, &ct), 0);
+        assert_int_equal(nm, nt);
+        for (size_t i = 0; i < nm; i++)
+            assert_true(m[i].h == t[i].h && m[i].w == t[i].w && m[i].e == t[i].e);
+        free(s[0]);
+        free(s[1]);
+        free(m);
+        free(t);
+    }
+    fbf_bf_stairs_destroy(st);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worked_summaries),
+        cmocka_unit_test(test_merge2_equals_take),
         cmocka_unit_test(test_index_gives_what_one_by_one_gives),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
