@@ -99,8 +99,20 @@ void fbf_bf_holes_normalize(fbf_backfill *b, fbf_bf_holes *hs, double now, uint3
             hs->v[k++] = h;
     }
     hs->n = k;
-    if (hs->n > 1)
+    /* After a move only the range it released is out of place: it goes in
+     * by one insertion (the sort dominated the per-move cost). */
+    size_t s = 1;
+    while (s + 1 < hs->n && hs->v[s - 1].a <= hs->v[s].a)
+        s++;
+    if (hs->n > 1 && s + 1 >= hs->n) {
+        fbf_bf_hole x = hs->v[hs->n - 1];
+        size_t i = hs->n - 1;
+        for (; i > 0 && hs->v[i - 1].a > x.a; i--)
+            hs->v[i] = hs->v[i - 1];
+        hs->v[i] = x;
+    } else if (hs->n > 1) {
         qsort(hs->v, hs->n, sizeof *hs->v, hole_cmp);
+    }
     k = 0;
     for (size_t i = 0; i < hs->n; i++) {
         if (k && hs->v[i].a <= hs->v[k - 1].b) {
