@@ -26,11 +26,11 @@
  * table per range released inside the hole, each shared by every test
  * until a move changes its region) rules either kind in or out before
  * any walk over the profile, and a walk visits only the ranges whose own
- * table leaves room for the window (found through an index of bounds
- * when the pass has released many): a hole merged from ranges far apart
- * is never walked between them. Jobs whose
- * reservation is already in the past (a running job outlived its
- * estimate) always pass, and get a full search. A job that passes is
+ * table leaves room for the window (found through an index of
+ * staircases when the pass has released many): a hole merged from ranges
+ * far apart is never walked between them. Jobs whose reservation is
+ * already in the past (a running job outlived its estimate) always pass,
+ * and get a full search. A job that passes is
  * re-placed exactly, its earliest fit searched only near the holes (the
  * profile's earliest_before), which is the plain answer: no fit lies
  * elsewhere. All bounds only ever let more jobs through: window lengths

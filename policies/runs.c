@@ -26,9 +26,13 @@
  * released (a member) keeps its own table over its own region, and a
  * hole's table is the staircase of its members' steps: a move rebuilds
  * the few members near what changed and re-merges short staircases.
- * Once a pass has released many ranges, searches no longer visit them
- * one by one: an index of per-cell bounds (policies/cells.h) jumps over
- * stretches where none can hold the window.
+ * Once a pass has released many ranges (a hole can then hold most of
+ * them), they are no longer visited one by one: an index
+ * (policies/cells.h) keeps the staircase of the ranges of each cell of
+ * time and of each node of a tree over the cells. Searches jump over
+ * cells where no run is long enough, and a hole's table merges the
+ * O(log cells) nodes between its two end cells with the ranges of those
+ * two.
  *
  * Invariants: members are sorted, apart, and each lies inside one hole;
  * m[k] is valid only while no reported growth met its region [lo, hi];
