@@ -41,6 +41,7 @@
  */
 #include "policies/runs.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -207,7 +208,7 @@ static int fill_cell(void *arg, size_t c, fbf_bf_stairs *st, double *maxb, doubl
         if (!member_ready(r, m, x->p, x->now))
             *wide = true;
         else if (fbf_bf_stairs_gather(st, m->v, m->n) < 0)
-            return -1;
+            return -ENOMEM;
         *maxb = m->b > *maxb ? m->b : *maxb;
         *minb = fabs(m->b) < *minb ? fabs(m->b) : *minb;
     }
