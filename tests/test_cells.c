@@ -22,6 +22,7 @@
 #include "policies/cells.h"
 #include "policies/runs.h"
 #include "policies/stairs.h"
+#include "support/testkit.h"
 
 #define CAP 16
 #define HORIZON 3000
@@ -38,10 +39,7 @@ static uint64_t rng = 0x5bd1e9955bd1e995ull;
 
 static uint32_t rnd(uint32_t bound)
 {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32) % bound;
+    return fbf_test_rnd(&rng, bound);
 }
 
 /* A packed schedule: short spans everywhere up to the horizon, so that

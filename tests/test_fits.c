@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "policies/fits.h"
+#include "support/testkit.h"
 
 #define MAX_FACTS 3000
 
@@ -33,10 +34,7 @@ static uint64_t rng = 0x1d8e4e27c47d124full;
 
 static uint32_t rnd(uint32_t bound)
 {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32) % bound;
+    return fbf_test_rnd(&rng, bound);
 }
 
 static double ref_bound(uint32_t res, double w)

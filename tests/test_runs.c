@@ -24,6 +24,7 @@
 
 #include "engine/profile.h"
 #include "policies/runs.h"
+#include "support/testkit.h"
 
 #define CAP 8
 #define MAX_SPANS 40
@@ -39,10 +40,7 @@ static uint64_t rng = 0x7a3c9e11d2b4f805ull;
 
 static uint32_t rnd(uint32_t bound)
 {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return (uint32_t)((rng * 0x2545f4914f6cdd1dull) >> 32) % bound;
+    return fbf_test_rnd(&rng, bound);
 }
 
 static int64_t used_at(double u)

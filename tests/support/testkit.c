@@ -207,3 +207,13 @@ char *fbf_test_temp_name(char *buf, size_t cap, const char *prefix)
     buf[n + 6] = '\0';
     return buf;
 }
+
+uint32_t fbf_test_rnd(uint64_t *state, uint32_t bound)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32) % bound;
+}

@@ -17,6 +17,8 @@
  *     valid, and check a set's canonical form.
  *   - FBF_TEST_FILTER / FBF_TEST_SKIP, for the tests whose main() honours
  *     them.
+ *   - A small seeded generator (test_runs, test_cells, test_fits), so
+ *     that random cases are the same on every machine.
  *
  * A helper that checks something fails the running cmocka test itself, so
  * callers need no checks of their own. Every symbol is prefixed fbf_test_ since every
@@ -104,5 +106,10 @@ void fbf_test_filter_from_env(void);
 /* Writes "<prefix>" followed by the six placeholder characters mkstemp()
  * and mkdtemp() replace, into buf (cap bytes); returns buf. */
 char *fbf_test_temp_name(char *buf, size_t cap, const char *prefix);
+
+/* ---- random cases ------------------------------------------------------ */
+
+/* xorshift64* on *state (never 0): a number in [0, bound), bound > 0. */
+uint32_t fbf_test_rnd(uint64_t *state, uint32_t bound);
 
 #endif
