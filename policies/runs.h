@@ -68,9 +68,10 @@ bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *
                       uint32_t res, double l, double kept, double *x, double *y);
 
 /* Ranges are visited one by one up to this many in a pass; past it an
- * index over them (policies/cells.h) jumps over stretches where none can
- * hold a window. Tests lower it with fbf_bf_runs_set_cells_from (0: the
- * default), which lasts across resets. */
+ * index over them (policies/cells.h) lets searches jump over stretches
+ * where none can hold a window, and hole tables merge whole stretches at
+ * once. Tests lower it with fbf_bf_runs_set_cells_from (0: the default),
+ * which lasts across resets. */
 #define FBF_RUNS_CELLS_FROM 4096
 void fbf_bf_runs_set_cells_from(fbf_bf_runs *r, size_t n);
 /* Tests only: jumps over cells of ranges so far, all runs together. */
