@@ -402,19 +402,10 @@ static bool build(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
            fbf_bf_stairs_take(r->st, fbf_profile_capacity(p), &t->v, &t->n, &t->cap) == 0;
 }
 
-/* Levels decrease, maxima increase: one past the last step at level >=
- * res (0: none). */
+/* One past the last step at level >= res (0: none). */
 static size_t step_at(const table *t, uint32_t res)
 {
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->v[mid].h >= (int64_t)res)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return fbf_bf_stairs_at(t->v, t->n, res);
 }
 
 static double longest_at(const table *t, uint32_t res)
