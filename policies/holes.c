@@ -256,12 +256,28 @@ bool fbf_bf_may_move(void *arg, const fbf_qagg *g)
     if (g->min_rsv < c->now)
         return true;
     const fbf_bf_holes *hs = &c->b->holes;
+    size_t m = 0, hi = hs->n; /* m: the holes that start before max rsv */
+    while (m < hi) {
+        size_t mid = m + (hi - m) / 2;
+        if (hs->v[mid].a < g->max_rsv)
+            m = mid + 1;
+        else
+            hi = mid;
+    }
+    /* A hole whose table rules out both kinds of window is passed over
+     * by hole_may_move without a walk: the runs' summary passes over
+     * whole ranges of them at once. Its bound on the first kind is the
+     * loosest over the holes (the slack grows with |b|; holes are sorted
+     * and apart, so the largest |b| is at either end). */
+    double l = g->min_wall * (1 - 1e-9);
+    double bmax = m ? fmax(fabs(hs->v[0].b), fabs(hs->v[m - 1].b)) : 0;
     int before_rsv = -1;
-    for (size_t i = 0; i < hs->n; i++) {
-        const fbf_bf_hole *h = &hs->v[i];
-        if (!(h->a < g->max_rsv))
+    for (size_t i = 0; i < m; i++) {
+        if (c->b->runs &&
+            (i = fbf_bf_runs_candidate(c->b->runs, c->b->p, hs, c->now, i, m, g->min_res,
+                                       l - 1e-9 * (bmax + l), g->min_rsv)) >= m)
             break;
-        if ((int64_t)g->min_res <= h->mf && hole_may_move(c, i, g, &before_rsv))
+        if ((int64_t)g->min_res <= hs->v[i].mf && hole_may_move(c, i, g, &before_rsv))
             return true;
     }
     return false;

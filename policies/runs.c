@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "policies/cells.h"
+#include "policies/hsum.h"
 #include "policies/stairs.h"
 
 typedef fbf_bf_stair stair;
@@ -75,12 +76,20 @@ struct fbf_bf_runs {
     fbf_bf_cells *cells; /* over the members, once there are cells_from */
     size_t cells_from;
     bool cells_failed;
+    fbf_bf_hsum *hsum; /* over t[]: told of every change of a hole table */
+    /* The query under way, for hole_leaf. */
+    const fbf_profile *qp;
+    const fbf_bf_holes *qhs;
+    double qnow;
 };
+
+static int hole_leaf(void *ctx, size_t i, const fbf_bf_stair **v, size_t *n);
 
 fbf_bf_runs *fbf_bf_runs_create(void)
 {
     fbf_bf_runs *r = calloc(1, sizeof(fbf_bf_runs));
-    if (r && !(r->st = fbf_bf_stairs_create())) {
+    if (r && (!(r->st = fbf_bf_stairs_create()) || !(r->hsum = fbf_bf_hsum_create(hole_leaf)))) {
+        fbf_bf_stairs_destroy(r->st);
         free(r);
         return NULL;
     }
@@ -105,6 +114,7 @@ void fbf_bf_runs_destroy(fbf_bf_runs *r)
     free(r->m);
     fbf_bf_stairs_destroy(r->st);
     fbf_bf_cells_destroy(r->cells);
+    fbf_bf_hsum_destroy(r->hsum);
     free(r);
 }
 
@@ -113,6 +123,7 @@ void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res, unsigned 
     r->span_share = span_share;
     for (size_t i = 0; i < r->n; i++)
         r->t[i].valid = false;
+    fbf_bf_hsum_reset(r->hsum);
     r->reach = reach > 0 ? reach : 0;
     r->min_res = min_res > 0 ? min_res : 1;
     r->horizon = -INFINITY;
@@ -273,8 +284,10 @@ bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *
 static void drop_holes(fbf_bf_runs *r, double x, double y)
 {
     for (size_t k = 0; k < r->n; k++)
-        if (r->t[k].a <= y && r->t[k].b >= x)
+        if (r->t[k].a <= y && r->t[k].b >= x) {
             r->t[k].valid = false;
+            fbf_bf_hsum_changed(r->hsum, k);
+        }
 }
 
 void fbf_bf_runs_add(fbf_bf_runs *r, double now, double x, double y)
@@ -346,11 +359,17 @@ void fbf_bf_runs_remap(fbf_bf_runs *r, const fbf_bf_holes *hs)
     for (size_t i = 0, j = 0; i < m; i++) {
         while (j < n && old[j].a < hs->v[i].a)
             j++;
+        bool same = false;
         if (j < n && old[j].valid && old[j].a == hs->v[i].a && old[j].b == hs->v[i].b) {
             r->t[i] = old[j];
             taken[j] = true;
+            same = j == i;
         }
+        if (!same)
+            fbf_bf_hsum_changed(r->hsum, i);
     }
+    for (size_t i = m; i < span; i++)
+        fbf_bf_hsum_changed(r->hsum, i);
     /* The other buffers go to the other slots, for the next builds. */
     size_t k = 0;
     for (size_t i = 0; i < span; i++) {
@@ -466,25 +485,67 @@ static bool merge(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
     return fbf_bf_stairs_take(r->st, fbf_profile_capacity(p), &t->v, &t->n, &t->cap) == 0;
 }
 
-int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs, size_t i,
-                      double now, uint32_t res, fbf_bf_run_info *out)
+/* Hole i's table, merged first where needed; NULL when it cannot answer
+ * (see fbf_bf_runs_query). */
+static const table *hole_table(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,
+                               size_t i, double now)
 {
     if (r->broken || i >= r->n || i >= hs->n)
-        return -1;
+        return NULL;
     table *t = &r->t[i];
     if (!t->valid || t->a != hs->v[i].a || t->b != hs->v[i].b) {
+        fbf_bf_hsum_changed(r->hsum, i);
         t->a = hs->v[i].a;
         t->b = hs->v[i].b;
         if (!merge(r, t, p, now)) {
             t->valid = false;
-            return -1;
+            return NULL;
         }
     }
-    if (t->wide)
+    return t->wide ? NULL : t;
+}
+
+int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs, size_t i,
+                      double now, uint32_t res, fbf_bf_run_info *out)
+{
+    const table *t = hole_table(r, p, hs, i, now);
+    if (!t)
         return -1;
     size_t n = step_at(t, res);
     *out = n ? (fbf_bf_run_info){t->v[n - 1].w, t->v[n - 1].e} : (fbf_bf_run_info){0, -INFINITY};
     return 0;
+}
+
+static int hole_leaf(void *ctx, size_t i, const fbf_bf_stair **v, size_t *n)
+{
+    fbf_bf_runs *r = ctx;
+    if (i >= r->qhs->n) {
+        *n = 0; /* no hole: nothing to test */
+        return 0;
+    }
+    const table *t = hole_table(r, r->qp, r->qhs, i, r->qnow);
+    if (!t)
+        return -1;
+    *v = t->v;
+    *n = t->n;
+    return 0;
+}
+
+size_t fbf_bf_runs_candidate(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,
+                             double now, size_t from, size_t to, uint32_t res, double l,
+                             double end)
+{
+    /* Past the tree's leaves (more holes than it covers), no summary. */
+    if (r->broken || to > FBF_BF_HSUM_LEAVES)
+        return from;
+    r->qp = p;
+    r->qhs = hs;
+    r->qnow = now;
+    /* Past the last hole the leaves are empty: a range that runs to it
+     * may as well run to the end, where the root answers for it. */
+    size_t i = fbf_bf_hsum_first(r->hsum, r, from, to < hs->n ? to : FBF_BF_HSUM_LEAVES, res, l,
+                                 end);
+    return i < to ? i : to;
 }
 
 double fbf_bf_runs_longest(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,

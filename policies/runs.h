@@ -97,6 +97,14 @@ typedef struct fbf_bf_run_info {
  * (the caller searches the profile instead). */
 int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs, size_t i,
                       double now, uint32_t res, fbf_bf_run_info *out);
+/* The first hole i in [from, to) whose table does not rule out, at level
+ * res, both a run at least l long and a run ending at or after `end`
+ * (one with no table never does); `to` if there is none. One lookup
+ * passes over a whole range of holes that all rule both out, through a
+ * summary kept over the tables (policies/hsum.h). */
+size_t fbf_bf_runs_candidate(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,
+                             double now, size_t from, size_t to, uint32_t res, double l,
+                             double end);
 /* Its longest, or -1 as above. */
 double fbf_bf_runs_longest(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,
                            size_t i, double now, uint32_t res);
