@@ -79,6 +79,65 @@ static int hole_cmp(const void *x, const void *y)
     return a->a < c->a ? -1 : a->a > c->a;
 }
 
+/* A gap between holes, by width, then by place. */
+typedef struct gap {
+    double w;
+    size_t i; /* between holes i - 1 and i */
+} gap;
+
+static int gap_cmp(const void *x, const void *y)
+{
+    const gap *a = x, *c = y;
+    if (a->w != c->w)
+        return a->w < c->w ? -1 : 1;
+    return a->i < c->i ? -1 : a->i > c->i;
+}
+
+/* Caps sorted, apart holes at FBF_BF_MAX_HOLES by merging across the
+ * narrowest gaps (the first of equal ones first). Merging two holes
+ * leaves every other gap as wide as it was, so this is closing the
+ * n - cap narrowest gaps at once: O(n log n), where closing them one
+ * scan at a time cost O(n^2) on the tens of thousands of ranges a pass
+ * at depth releases. Without memory for the gaps, it closes the gaps
+ * one scan at a time. */
+static void cap_holes(fbf_bf_holes *hs)
+{
+    size_t n = hs->n, close = n - FBF_BF_MAX_HOLES;
+    gap *g = malloc((n - 1) * sizeof *g);
+    bool *shut = g ? calloc(n, sizeof *shut) : NULL;
+    if (!shut) {
+        free(g);
+        while (hs->n > FBF_BF_MAX_HOLES) {
+            size_t best = 1;
+            for (size_t i = 2; i < hs->n; i++)
+                if (hs->v[i].a - hs->v[i - 1].b < hs->v[best].a - hs->v[best - 1].b)
+                    best = i;
+            hs->v[best - 1].b = hs->v[best].b;
+            hs->v[best - 1].mf = -1;
+            memmove(&hs->v[best], &hs->v[best + 1], (hs->n - best - 1) * sizeof *hs->v);
+            hs->n--;
+        }
+        return;
+    }
+    for (size_t i = 1; i < n; i++)
+        g[i - 1] = (gap){hs->v[i].a - hs->v[i - 1].b, i};
+    qsort(g, n - 1, sizeof *g, gap_cmp);
+    for (size_t k = 0; k < close; k++)
+        shut[g[k].i] = true;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (shut[i]) {
+            hs->v[k - 1].b = hs->v[i].b;
+            hs->v[k - 1].mf = -1;
+        } else {
+            hs->v[k++] = hs->v[i];
+        }
+    }
+    hs->n = k;
+    free(g);
+    free(shut);
+}
+
 /* Sorts, clips to now, merges overlapping ranges, bounds free() over each
  * (mf), drops those where no indexed job could fit, and caps the count by
  * merging the closest neighbours (a wider range is still a superset).
@@ -125,16 +184,8 @@ void fbf_bf_holes_normalize(fbf_backfill *b, fbf_bf_holes *hs, double now, uint3
         }
     }
     hs->n = k;
-    while (hs->n > FBF_BF_MAX_HOLES) {
-        size_t best = 1;
-        for (size_t i = 2; i < hs->n; i++)
-            if (hs->v[i].a - hs->v[i - 1].b < hs->v[best].a - hs->v[best - 1].b)
-                best = i;
-        hs->v[best - 1].b = hs->v[best].b;
-        hs->v[best - 1].mf = -1;
-        memmove(&hs->v[best], &hs->v[best + 1], (hs->n - best - 1) * sizeof *hs->v);
-        hs->n--;
-    }
+    if (hs->n > FBF_BF_MAX_HOLES)
+        cap_holes(hs);
     k = 0;
     for (size_t i = 0; i < hs->n; i++) {
         if (hs->v[i].mf < 0)
