@@ -14,9 +14,10 @@
  *
  * Cost. Per pass, with M moves and H holes (<= 64): one search of qi per
  * visit (movers, and rarely a job that passes without moving), each
- * O(log N) subtree tests of O(H) run-table lookups, and a profile search
- * where a table cannot decide; against N profile searches for the plain
- * pass. M itself is what D7 (a) asks for: in a packed queue a completion
+ * O(log N) subtree tests; a test finds the holes worth a closer look
+ * through a summary of their run tables (O(log H) lookups when none is),
+ * and searches the profile only where a table cannot decide; against N
+ * profile searches for the plain pass. M itself is what D7 (a) asks for: in a packed queue a completion
  * moves a few percent of the reserved jobs, each move releasing a range
  * that lets later jobs move.
  *

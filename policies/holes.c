@@ -25,7 +25,9 @@
  * own holes, the hole's run table (policies/runs.c: the merge of one
  * table per range released inside the hole, each shared by every test
  * until a move changes its region) rules either kind in or out before
- * any walk over the profile, and a walk visits only the ranges whose own
+ * any walk over the profile (a tree of those tables, policies/hsum.h,
+ * passes over every hole whose table rules both out at once), and a
+ * walk visits only the ranges whose own
  * table leaves room for the window (found through an index of
  * staircases when the pass has released many): a hole merged from ranges
  * far apart is never walked between them. Jobs whose reservation is
