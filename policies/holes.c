@@ -292,9 +292,18 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
              * (more than 99% of the time in deep queues), and costs two
              * searches of the profile: it is taken as true, which only
              * lets more through. For one job the span is the flat stretch
-             * before R (R >= now here), whose free() is free(R-). */
+             * before R (R >= now here), whose free() is free(R-). That was
+             * below r when J was last found unable to move (else J would
+             * fit earlier), and only a release since (a range of this
+             * pass's) can have raised it: outside them the profile is not
+             * asked. */
             double at = g->min_rsv > c->now ? nextafter(g->min_rsv, -INFINITY) : c->now;
-            *before_rsv = g->min_rsv != g->max_rsv || fbf_profile_free_at(p, at) >= g->min_res;
+            if (g->min_rsv != g->max_rsv)
+                *before_rsv = 1;
+            else if (at < g->min_rsv && c->b->runs && !fbf_bf_runs_released_at(c->b->runs, at))
+                *before_rsv = 0;
+            else
+                *before_rsv = fbf_profile_free_at(p, at) >= g->min_res;
         }
         if (*before_rsv > 0 && !(g->min_rsv > h->b))
             return true;

@@ -162,6 +162,14 @@ static size_t member_from(const fbf_bf_runs *r, double x)
     return lo;
 }
 
+bool fbf_bf_runs_released_at(const fbf_bf_runs *r, double t)
+{
+    if (r->broken)
+        return true;
+    size_t k = member_from(r, nextafter(t, INFINITY)); /* the first that ends after t */
+    return k < r->mn && r->m[k].a <= t;
+}
+
 size_t fbf_bf_runs_first(const fbf_bf_runs *r, double a)
 {
     return r->broken ? SIZE_MAX : member_from(r, a);

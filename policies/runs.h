@@ -67,6 +67,10 @@ size_t fbf_bf_runs_first(const fbf_bf_runs *r, double a);
 bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *k, double b,
                       uint32_t res, double l, double kept, double *x, double *y);
 
+/* Does t lie in a range added in this pass (true too when they are not
+ * all known, after an allocation failure)? */
+bool fbf_bf_runs_released_at(const fbf_bf_runs *r, double t);
+
 /* Ranges are visited one by one up to this many in a pass; past it an
  * index over them (policies/cells.h) lets searches jump over stretches
  * where none can hold a window, and hole tables merge whole stretches at

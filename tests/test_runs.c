@@ -305,9 +305,40 @@ static void test_members_leave_gaps_out(void **state)
     fbf_profile_destroy(p);
 }
 
+/* Which instants the pass released: [a, b) of each range added, clipped
+ * to now, touching ranges merged; nothing after a reset. */
+static void test_released_at(void **state)
+{
+    (void)state;
+    fbf_bf_runs *t = fbf_bf_runs_create();
+    assert_non_null(t);
+    fbf_bf_runs_reset(t, 100, 1, 0);
+    fbf_bf_runs_add(t, 20, 10, 30); /* clipped: [20, 30) */
+    fbf_bf_runs_add(t, 20, 40, 50);
+    fbf_bf_runs_add(t, 20, 50, 55); /* touches [40, 50): one range */
+    fbf_bf_runs_add(t, 20, 70, 80);
+    assert_false(fbf_bf_runs_released_at(t, 19.5));
+    assert_true(fbf_bf_runs_released_at(t, 20));
+    assert_true(fbf_bf_runs_released_at(t, nextafter(30, 0)));
+    assert_false(fbf_bf_runs_released_at(t, 30));
+    assert_false(fbf_bf_runs_released_at(t, 39));
+    assert_true(fbf_bf_runs_released_at(t, 40));
+    assert_true(fbf_bf_runs_released_at(t, 50));
+    assert_true(fbf_bf_runs_released_at(t, 54.9));
+    assert_false(fbf_bf_runs_released_at(t, 55));
+    assert_false(fbf_bf_runs_released_at(t, 60));
+    assert_true(fbf_bf_runs_released_at(t, 75));
+    assert_false(fbf_bf_runs_released_at(t, 80));
+    assert_false(fbf_bf_runs_released_at(t, 1e9));
+    fbf_bf_runs_reset(t, 100, 1, 0);
+    assert_false(fbf_bf_runs_released_at(t, 75));
+    fbf_bf_runs_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_released_at),
         cmocka_unit_test(test_worked_example),
         cmocka_unit_test(test_random_tables),
         cmocka_unit_test(test_wide_region_not_built),
