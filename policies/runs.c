@@ -77,10 +77,6 @@ struct fbf_bf_runs {
     size_t cells_from;
     bool cells_failed;
     fbf_bf_hsum *hsum; /* over t[]: told of every change of a hole table */
-    /* The query under way, for hole_leaf. */
-    const fbf_profile *qp;
-    const fbf_bf_holes *qhs;
-    double qnow;
 };
 
 static int hole_leaf(void *ctx, size_t i, const fbf_bf_stair **v, size_t *n);
@@ -524,14 +520,22 @@ int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *
     return 0;
 }
 
+/* The query under way, for hole_leaf. */
+typedef struct leaf_ctx {
+    fbf_bf_runs *r;
+    const fbf_profile *p;
+    const fbf_bf_holes *hs;
+    double now;
+} leaf_ctx;
+
 static int hole_leaf(void *ctx, size_t i, const fbf_bf_stair **v, size_t *n)
 {
-    fbf_bf_runs *r = ctx;
-    if (i >= r->qhs->n) {
+    leaf_ctx *x = ctx;
+    if (i >= x->hs->n) {
         *n = 0; /* no hole: nothing to test */
         return 0;
     }
-    const table *t = hole_table(r, r->qp, r->qhs, i, r->qnow);
+    const table *t = hole_table(x->r, x->p, x->hs, i, x->now);
     if (!t)
         return -1;
     *v = t->v;
@@ -546,12 +550,10 @@ size_t fbf_bf_runs_candidate(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_
     /* Past the tree's leaves (more holes than it covers), no summary. */
     if (r->broken || to > FBF_BF_HSUM_LEAVES)
         return from;
-    r->qp = p;
-    r->qhs = hs;
-    r->qnow = now;
+    leaf_ctx x = {r, p, hs, now};
     /* Past the last hole the leaves are empty: a range that runs to it
      * may as well run to the end, where the root answers for it. */
-    size_t i = fbf_bf_hsum_first(r->hsum, r, from, to < hs->n ? to : FBF_BF_HSUM_LEAVES, res, l,
+    size_t i = fbf_bf_hsum_first(r->hsum, &x, from, to < hs->n ? to : FBF_BF_HSUM_LEAVES, res, l,
                                  end);
     return i < to ? i : to;
 }
