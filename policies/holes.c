@@ -81,63 +81,60 @@ static int hole_cmp(const void *x, const void *y)
     return a->a < c->a ? -1 : a->a > c->a;
 }
 
-/* A gap between holes, by width, then by place. */
+/* A gap between holes; gaps are ordered by width, then by place. */
 typedef struct gap {
     double w;
     size_t i; /* between holes i - 1 and i */
 } gap;
 
-static int gap_cmp(const void *x, const void *y)
+static bool gap_less(gap x, gap y)
+{
+    return x.w < y.w || (x.w == y.w && x.i < y.i);
+}
+
+static int index_cmp(const void *x, const void *y)
 {
     const gap *a = x, *c = y;
-    if (a->w != c->w)
-        return a->w < c->w ? -1 : 1;
     return a->i < c->i ? -1 : a->i > c->i;
 }
 
 /* Caps sorted, apart holes at FBF_BF_MAX_HOLES by merging across the
  * narrowest gaps (the first of equal ones first). Merging two holes
- * leaves every other gap as wide as it was, so this is closing the
- * n - cap narrowest gaps at once: O(n log n), where closing them one
- * scan at a time cost O(n^2) on the tens of thousands of ranges a pass
- * at depth releases. Without memory for the gaps, it closes the gaps
- * one scan at a time. */
+ * leaves every other gap as wide as it was, so this is closing all but
+ * the widest FBF_BF_MAX_HOLES - 1 gaps at once: O(n * cap), where
+ * closing them one scan at a time cost O(n^2) on the tens of thousands
+ * of ranges a pass at depth releases. */
 static void cap_holes(fbf_bf_holes *hs)
 {
-    size_t n = hs->n, close = n - FBF_BF_MAX_HOLES;
-    gap *g = malloc((n - 1) * sizeof *g);
-    bool *shut = g ? calloc(n, sizeof *shut) : NULL;
-    if (!shut) {
-        free(g);
-        while (hs->n > FBF_BF_MAX_HOLES) {
-            size_t best = 1;
-            for (size_t i = 2; i < hs->n; i++)
-                if (hs->v[i].a - hs->v[i - 1].b < hs->v[best].a - hs->v[best - 1].b)
-                    best = i;
-            hs->v[best - 1].b = hs->v[best].b;
-            hs->v[best - 1].mf = -1;
-            memmove(&hs->v[best], &hs->v[best + 1], (hs->n - best - 1) * sizeof *hs->v);
-            hs->n--;
-        }
-        return;
-    }
-    for (size_t i = 1; i < n; i++)
-        g[i - 1] = (gap){hs->v[i].a - hs->v[i - 1].b, i};
-    qsort(g, n - 1, sizeof *g, gap_cmp);
-    for (size_t k = 0; k < close; k++)
-        shut[g[k].i] = true;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (shut[i]) {
-            hs->v[k - 1].b = hs->v[i].b;
-            hs->v[k - 1].mf = -1;
+    enum { KEEP = FBF_BF_MAX_HOLES - 1 };
+    gap open[KEEP]; /* the widest so far, narrowest first */
+    size_t n = hs->n, k = 0;
+    for (size_t i = 1; i < n; i++) {
+        gap x = {hs->v[i].a - hs->v[i - 1].b, i};
+        size_t j;
+        if (k < KEEP) { /* a free slot at the end: shift down into place */
+            for (j = k++; j > 0 && gap_less(x, open[j - 1]); j--)
+                open[j] = open[j - 1];
+        } else if (gap_less(open[0], x)) { /* x displaces the narrowest */
+            for (j = 0; j + 1 < KEEP && gap_less(open[j + 1], x); j++)
+                open[j] = open[j + 1];
         } else {
-            hs->v[k++] = hs->v[i];
+            continue;
+        }
+        open[j] = x;
+    }
+    qsort(open, k, sizeof *open, index_cmp);
+    size_t m = 0, o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || (o < k && open[o].i == i)) {
+            o += i > 0;
+            hs->v[m++] = hs->v[i];
+        } else {
+            hs->v[m - 1].b = hs->v[i].b;
+            hs->v[m - 1].mf = -1;
         }
     }
-    hs->n = k;
-    free(g);
-    free(shut);
+    hs->n = m;
 }
 
 /* Sorts, clips to now, merges overlapping ranges, bounds free() over each
