@@ -158,6 +158,21 @@ static size_t member_from(const fbf_bf_runs *r, double x)
     return lo;
 }
 
+/* The first member that starts at or after x (members are apart, so their
+ * starts are sorted too). */
+static size_t member_starting_from(const fbf_bf_runs *r, double x)
+{
+    size_t lo = 0, hi = r->mn;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->m[mid].a < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 bool fbf_bf_runs_released_at(const fbf_bf_runs *r, double t)
 {
     if (r->broken)
@@ -445,9 +460,7 @@ static double longest_at(const table *t, uint32_t res)
 static bool merge(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
 {
     cells_update(r, p, now);
-    size_t lo = member_from(r, t->a), hi = lo;
-    while (hi < r->mn && r->m[hi].a < t->b)
-        hi++;
+    size_t lo = member_from(r, t->a), hi = member_starting_from(r, t->b);
     /* With the index, the members of the cells strictly between those of
      * the first and the last member come merged by the tree; the members
      * of those two cells one by one. */
