@@ -144,13 +144,14 @@ static void cells_dirty(fbf_bf_runs *r, double lo, double hi)
         fbf_bf_cells_dirty(r->cells, fbf_bf_cells_of(r->cells, lo), fbf_bf_cells_of(r->cells, hi));
 }
 
-/* The first member whose range ends at or after x. */
-static size_t member_from(const fbf_bf_runs *r, double x)
+/* The first member whose end (by_start: whose start) is at or after x.
+ * Members are apart, so both their starts and their ends are sorted. */
+static size_t member_search(const fbf_bf_runs *r, double x, bool by_start)
 {
     size_t lo = 0, hi = r->mn;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (r->m[mid].b < x)
+        if ((by_start ? r->m[mid].a : r->m[mid].b) < x)
             lo = mid + 1;
         else
             hi = mid;
@@ -158,19 +159,10 @@ static size_t member_from(const fbf_bf_runs *r, double x)
     return lo;
 }
 
-/* The first member that starts at or after x (members are apart, so their
- * starts are sorted too). */
-static size_t member_starting_from(const fbf_bf_runs *r, double x)
+/* The first member whose range ends at or after x. */
+static size_t member_from(const fbf_bf_runs *r, double x)
 {
-    size_t lo = 0, hi = r->mn;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->m[mid].a < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return member_search(r, x, false);
 }
 
 bool fbf_bf_runs_released_at(const fbf_bf_runs *r, double t)
@@ -460,7 +452,7 @@ static double longest_at(const table *t, uint32_t res)
 static bool merge(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
 {
     cells_update(r, p, now);
-    size_t lo = member_from(r, t->a), hi = member_starting_from(r, t->b);
+    size_t lo = member_from(r, t->a), hi = member_search(r, t->b, true);
     /* With the index, the members of the cells strictly between those of
      * the first and the last member come merged by the tree; the members
      * of those two cells one by one. */
