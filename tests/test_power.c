@@ -32,13 +32,8 @@
 static fbf_engine *new_engine(const char *policy, const fbf_power_config *pc,
                               const uint32_t *ids, uint32_t nb)
 {
-    const fbf_policy_entry *pe = fbf_policy_lookup(policy);
-    assert_non_null(pe);
-    fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth,
-                             .workers = 1};
+    fbf_engine *e = fbf_test_engine(policy, 1, NULL);
     fbf_error err;
-    fbf_engine *e = fbf_engine_create(&cfg, &err);
-    assert_non_null(e);
     if (pc && fbf_engine_set_power(e, pc, &err) < 0)
         fail_msg("set_power: %s", err.text);
     fbf_idset set;

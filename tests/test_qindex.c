@@ -22,7 +22,6 @@
 #include "engine/engine.h"
 #include "engine/jobs.h"
 #include "engine/policy_api.h"
-#include "policies/registry.h"
 #include "policies/qindex.h"
 #include "support/testkit.h"
 
@@ -63,18 +62,8 @@ static fbf_qagg own_values(const fbf_job *j)
 /* The engine only provides the job records the index reads. */
 static fbf_engine *mk_jobs(fbf_job_h *h)
 {
-    const fbf_policy_entry *pe = fbf_policy_lookup("fcfs");
-    assert_non_null(pe);
-    fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth,
-                             .workers = 1};
+    fbf_engine *e = fbf_test_engine("fcfs", 1, "0-999");
     fbf_error err;
-    fbf_engine *e = fbf_engine_create(&cfg, &err);
-    assert_non_null(e);
-    fbf_idset p;
-    fbf_idset_init(&p);
-    fbf_test_idset_parse(&p, "0-999");
-    assert_int_equal(fbf_engine_set_platform(e, &p, &err), 0);
-    fbf_idset_fini(&p);
     assert_int_equal(fbf_engine_begin(e, 0, &err), 0);
     for (size_t i = 0; i < NJOBS; i++) {
         char id[32];
@@ -109,6 +98,19 @@ static void sort_by_key(fbf_engine *e, fbf_job_h *v, size_t n)
             v[k] = v[k - 1];
             v[k - 1] = t;
         }
+}
+
+/* Jobs with random reservations (some none), and their handles in queue
+ * order. */
+static fbf_engine *mk_reserved(fbf_job_h *h, fbf_job_h *order)
+{
+    fbf_engine *e = mk_jobs(h);
+    for (size_t i = 0; i < NJOBS; i++) {
+        random_rsv(e, h[i]);
+        order[i] = h[i];
+    }
+    sort_by_key(e, order, NJOBS);
+    return e;
 }
 
 /* What fbf_qindex_next must return: the first member after `after` in
@@ -159,12 +161,7 @@ static void test_next_matches_scan(void **state)
 {
     (void)state;
     fbf_job_h h[NJOBS], order[NJOBS];
-    fbf_engine *e = mk_jobs(h);
-    for (size_t i = 0; i < NJOBS; i++) {
-        random_rsv(e, h[i]);
-        order[i] = h[i];
-    }
-    sort_by_key(e, order, NJOBS);
+    fbf_engine *e = mk_reserved(h, order);
     fbf_qindex *q = fbf_qindex_create(FBF_QINDEX_RSV);
     assert_non_null(q);
     bool member[NJOBS] = {false};
@@ -216,12 +213,7 @@ static void test_groups(void **state)
 {
     (void)state;
     fbf_job_h h[NJOBS], order[NJOBS];
-    fbf_engine *e = mk_jobs(h);
-    for (size_t i = 0; i < NJOBS; i++) {
-        random_rsv(e, h[i]);
-        order[i] = h[i];
-    }
-    sort_by_key(e, order, NJOBS);
+    fbf_engine *e = mk_reserved(h, order);
     fbf_qindex *q = fbf_qindex_create(FBF_QINDEX_RSV);
     assert_non_null(q);
     uint32_t root[2] = {0, 0};

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policies/registry.h"
 #include "support/replay_sched.h"
 
 /* ---- Batsim message text ------------------------------------------------ */
@@ -68,6 +69,28 @@ const char fbf_test_obs_begins4[] =
     "}]}";
 
 /* ---- driving an engine -------------------------------------------------- */
+
+fbf_engine *fbf_test_engine(const char *policy, unsigned workers, const char *platform)
+{
+    const fbf_policy_entry *pe = fbf_policy_lookup(policy);
+    if (!pe)
+        fail_msg("no policy named %s", policy);
+    fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth,
+                             .workers = workers};
+    fbf_error err;
+    fbf_engine *e = fbf_engine_create(&cfg, &err);
+    if (!e)
+        fail_msg("engine: %s", err.text);
+    if (platform) {
+        fbf_idset set;
+        fbf_idset_init(&set);
+        fbf_test_idset_parse(&set, platform);
+        if (fbf_engine_set_platform(e, &set, &err) < 0)
+            fail_msg("platform %s: %s", platform, err.text);
+        fbf_idset_fini(&set);
+    }
+    return e;
+}
 
 void fbf_test_begin(fbf_engine *e, double now)
 {

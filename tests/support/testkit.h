@@ -52,6 +52,11 @@ extern const char fbf_test_obs_begins4[];
 
 /* ---- driving an engine -------------------------------------------------- */
 
+/* An engine of the named policy at its default depth with `workers`
+ * workers, on platform (an idset string; NULL: none set yet). Must
+ * succeed. */
+fbf_engine *fbf_test_engine(const char *policy, unsigned workers, const char *platform);
+
 /* fbf_engine_begin(now), which must succeed. */
 void fbf_test_begin(fbf_engine *e, double now);
 
