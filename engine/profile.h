@@ -11,11 +11,11 @@
  * with the very same (start, end, n) it was added with.
  *
  * Representation (why it scales): an ordered balanced tree keyed by time
- * whose node holds the change of used() at that time (+n at a span's
- * start, -n at its end). Each subtree keeps the sum of its deltas and the
- * maximum and minimum prefix sums over its keys, so used(u), the maximum
- * of used() over a window, and "first key after t where used() <= x" are
- * O(log B) with B breakpoints. A key stays while some live span starts or
+ * (a B+ tree, engine/profile_tree.h) that holds, per key, the change of
+ * used() at that time (+n at a span's start, -n at its end). Each subtree
+ * keeps the sum of its deltas and the maximum and minimum prefix sums
+ * over its keys, so used(u), the maximum of used() over a window, and
+ * "first key after t where used() <= x" are O(log B) with B breakpoints. A key stays while some live span starts or
  * ends there (even if its deltas cancel out, so that either span can
  * still be removed) and goes with the last of them, so B <= 2 * (live
  * spans). No scan from the front, ever.
