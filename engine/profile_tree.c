@@ -5,7 +5,7 @@
  * Why a B+ tree: with millions of breakpoints nearly every level of a
  * binary tree is a cache miss (a treap of 2M breakpoints took about 2.5 µs
  * a lookup, 29 levels deep on average), while a node here is a few
- * adjacent cache lines and the tree is 6 or 7 levels deep.
+ * adjacent cache lines and the tree is about 6 levels deep.
  *
  * Invariants:
  *   - keys strictly increase from leaf to leaf; each key appears once;
@@ -31,9 +31,9 @@
 #include <string.h>
 
 #define LEAF_MAX FBF_PTREE_LEAF_MAX
-#define LEAF_MIN 6
+#define LEAF_MIN (LEAF_MAX * 3 / 8)
 #define INNER_MAX FBF_PTREE_INNER_MAX
-#define INNER_MIN 6
+#define INNER_MIN (INNER_MAX * 3 / 8)
 #define MIN_POOL 16u
 
 typedef fbf_ptree_agg agg;

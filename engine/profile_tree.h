@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FBF_PTREE_LEAF_MAX 16
+#define FBF_PTREE_LEAF_MAX 32
 #define FBF_PTREE_INNER_MAX 16
 
 typedef struct fbf_ptree_agg {
