@@ -62,10 +62,17 @@ typedef struct table {
     size_t n, cap;
 } table;
 
+/* A member: its range, also in its table, and the table on its own, so
+ * that keeping members sorted moves 24 bytes a member, not a table. */
+typedef struct member {
+    double a, b;
+    table *t;
+} member;
+
 struct fbf_bf_runs {
     table t[FBF_BF_MAX_HOLES + 1]; /* per hole: the merge of its members' */
     size_t n;
-    table *m; /* the pass's released ranges: sorted, apart (not touching) */
+    member *m; /* the pass's released ranges: sorted, apart (not touching) */
     size_t mn, mcap;
     bool broken; /* a range could not be recorded: no table answers */
     double reach;
@@ -99,15 +106,29 @@ void fbf_bf_runs_set_cells_from(fbf_bf_runs *r, size_t n)
     r->cells_from = n ? n : FBF_RUNS_CELLS_FROM;
 }
 
+static void free_table(table *t)
+{
+    if (t)
+        free(t->v);
+    free(t);
+}
+
+static void drop_members(fbf_bf_runs *r)
+{
+    for (size_t i = 0; i < r->mn; i++)
+        free_table(r->m[i].t);
+    free(r->m);
+    r->m = NULL;
+    r->mn = r->mcap = 0;
+}
+
 void fbf_bf_runs_destroy(fbf_bf_runs *r)
 {
     if (!r)
         return;
     for (size_t i = 0; i < FBF_BF_MAX_HOLES + 1; i++)
         free(r->t[i].v);
-    for (size_t i = 0; i < r->mn; i++)
-        free(r->m[i].v);
-    free(r->m);
+    drop_members(r);
     fbf_bf_stairs_destroy(r->st);
     fbf_bf_cells_destroy(r->cells);
     fbf_bf_hsum_destroy(r->hsum);
@@ -125,11 +146,7 @@ void fbf_bf_runs_reset(fbf_bf_runs *r, double reach, uint32_t min_res, unsigned 
     r->horizon = -INFINITY;
     /* Members are the pass's own: storage goes with them, so that nothing
      * grows with the queue between passes. */
-    for (size_t i = 0; i < r->mn; i++)
-        free(r->m[i].v);
-    free(r->m);
-    r->m = NULL;
-    r->mn = r->mcap = 0;
+    drop_members(r);
     r->broken = false;
     fbf_bf_cells_destroy(r->cells);
     r->cells = NULL;
@@ -226,7 +243,7 @@ static int fill_cell(void *arg, size_t c, fbf_bf_stairs *st, double *maxb, doubl
     fbf_bf_runs *r = x->r;
     for (size_t k = member_of_cell(r, c); k < r->mn && fbf_bf_cells_of(r->cells, r->m[k].a) == c;
          k++) {
-        table *m = &r->m[k];
+        table *m = r->m[k].t;
         if (!member_ready(r, m, x->p, x->now))
             *wide = true;
         else if (fbf_bf_stairs_gather(st, m->v, m->n) < 0)
@@ -259,7 +276,7 @@ bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *
     fill_ctx ctx = {r, p, now};
     size_t seen = SIZE_MAX; /* the last cell found worth visiting */
     while (*k < r->mn && r->m[*k].a < b) {
-        table *m = &r->m[*k];
+        table *m = r->m[*k].t;
         if (r->cells) {
             size_t c = fbf_bf_cells_of(r->cells, m->a);
             if (c != seen) {
@@ -314,7 +331,7 @@ void fbf_bf_runs_add(fbf_bf_runs *r, double now, double x, double y)
     if (i == j) {
         if (r->mn == r->mcap) {
             size_t c = r->mcap ? 2 * r->mcap : 64;
-            table *v = realloc(r->m, c * sizeof *v);
+            member *v = realloc(r->m, c * sizeof *v);
             if (!v) {
                 r->broken = true;
                 return;
@@ -322,19 +339,25 @@ void fbf_bf_runs_add(fbf_bf_runs *r, double now, double x, double y)
             r->m = v;
             r->mcap = c;
         }
+        table *t = calloc(1, sizeof *t);
+        if (!t) {
+            r->broken = true;
+            return;
+        }
+        *t = (table){.a = x, .b = y};
         memmove(&r->m[i + 1], &r->m[i], (r->mn - i) * sizeof *r->m);
-        r->m[i] = (table){.a = x, .b = y};
+        r->m[i] = (member){x, y, t};
         r->mn++;
         cells_dirty(r, x, x);
         return;
     }
     cells_dirty(r, fmin(r->m[i].a, x), fmax(r->m[j - 1].a, x));
-    table *m = &r->m[i];
-    m->a = fmin(m->a, x);
-    m->b = fmax(r->m[j - 1].b, y);
+    table *m = r->m[i].t;
+    m->a = r->m[i].a = fmin(r->m[i].a, x);
+    m->b = r->m[i].b = fmax(r->m[j - 1].b, y);
     m->valid = false;
     for (size_t k = i + 1; k < j; k++)
-        free(r->m[k].v);
+        free_table(r->m[k].t);
     memmove(&r->m[i + 1], &r->m[j], (r->mn - j) * sizeof *r->m);
     r->mn -= j - i - 1;
 }
@@ -347,7 +370,7 @@ void fbf_bf_runs_changed(fbf_bf_runs *r, double x, double y)
      * can lengthen a run that ends there. A hole table is a merge of its
      * members' and goes with any of them. */
     for (size_t i = member_from(r, x - r->reach); i < r->mn && r->m[i].a - r->reach <= y; i++) {
-        table *m = &r->m[i];
+        table *m = r->m[i].t;
         if (m->valid && x <= m->hi && y > m->lo) {
             m->valid = false;
             drop_holes(r, m->a, m->b);
@@ -469,7 +492,7 @@ static bool merge(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
     }
     bool wide = false;
     for (size_t k = lo; k < hi; k = k + 1 == mid_lo ? mid_hi : k + 1) {
-        table *m = &r->m[k];
+        table *m = r->m[k].t;
         if (!m->valid && !build(r, m, p, now)) {
             m->valid = false;
             return false;
@@ -489,7 +512,7 @@ static bool merge(fbf_bf_runs *r, table *t, const fbf_profile *p, double now)
     if (wide)
         return true;
     for (size_t k = lo; k < hi; k = k + 1 == mid_lo ? mid_hi : k + 1)
-        if (fbf_bf_stairs_gather(r->st, r->m[k].v, r->m[k].n) < 0)
+        if (fbf_bf_stairs_gather(r->st, r->m[k].t->v, r->m[k].t->n) < 0)
             return false;
     return fbf_bf_stairs_take(r->st, fbf_profile_capacity(p), &t->v, &t->n, &t->cap) == 0;
 }
