@@ -194,6 +194,22 @@ static int leaf_upsert(fbf_ptree *p, uint32_t x, double key, int64_t d, int dref
     return split ? SPLIT : FITS;
 }
 
+/* The same moves on a node at either level: its count, its room, entries
+ * [from, from + k) of src to position at of dst, and giving it back. */
+static uint32_t *count_of(const fbf_ptree *p, uint32_t x, unsigned level)
+{
+    return level ? &I(p, x)->n : &L(p, x)->n;
+}
+
+static void node_move(const fbf_ptree *p, unsigned level, uint32_t dst, uint32_t at,
+                      uint32_t src, uint32_t from, uint32_t k)
+{
+    if (level)
+        inner_move(I(p, dst), at, I(p, src), from, k);
+    else
+        leaf_move(L(p, dst), at, L(p, src), from, k);
+}
+
 /* Child i of x (children at `level`) fell below its minimum: it takes
  * entries from a neighbour, or the two merge. */
 static void rebalance(fbf_ptree *p, inner *x, uint32_t i, unsigned level)
@@ -202,58 +218,31 @@ static void rebalance(fbf_ptree *p, inner *x, uint32_t i, unsigned level)
         return;
     uint32_t lo = i + 1 < x->n ? i : i - 1, hi = lo + 1;
     uint32_t a = x->kid[lo], b = x->kid[hi];
-    if (level == 0) {
-        leaf *la = L(p, a), *lb = L(p, b);
-        uint32_t total = la->n + lb->n;
-        if (total <= LEAF_MAX) {
-            leaf_move(la, la->n, lb, 0, lb->n);
-            la->n = total;
-            pool_give(&p->leaves, b);
-        } else if (la->n < total / 2) {
-            uint32_t k = total / 2 - la->n;
-            leaf_move(la, la->n, lb, 0, k);
-            leaf_move(lb, 0, lb, k, lb->n - k);
-            la->n += k;
-            lb->n -= k;
-        } else {
-            uint32_t k = la->n - total / 2;
-            leaf_move(lb, k, lb, 0, lb->n);
-            leaf_move(lb, 0, la, la->n - k, k);
-            la->n -= k;
-            lb->n += k;
-        }
-        if (total <= LEAF_MAX)
-            goto merged;
-    } else {
-        inner *ia = I(p, a), *ib = I(p, b);
-        uint32_t total = ia->n + ib->n;
-        if (total <= INNER_MAX) {
-            inner_move(ia, ia->n, ib, 0, ib->n);
-            ia->n = total;
-            pool_give(&p->inners, b);
-        } else if (ia->n < total / 2) {
-            uint32_t k = total / 2 - ia->n;
-            inner_move(ia, ia->n, ib, 0, k);
-            inner_move(ib, 0, ib, k, ib->n - k);
-            ia->n += k;
-            ib->n -= k;
-        } else {
-            uint32_t k = ia->n - total / 2;
-            inner_move(ib, k, ib, 0, ib->n);
-            inner_move(ib, 0, ia, ia->n - k, k);
-            ia->n -= k;
-            ib->n += k;
-        }
-        if (total <= INNER_MAX)
-            goto merged;
+    uint32_t *na = count_of(p, a, level), *nb = count_of(p, b, level), total = *na + *nb;
+    if (total <= (level ? INNER_MAX : LEAF_MAX)) {
+        node_move(p, level, a, *na, b, 0, *nb);
+        *na = total;
+        pool_give(level ? &p->inners : &p->leaves, b);
+        inner_move(x, hi, x, hi + 1, x->n - hi - 1);
+        x->n--;
+        refresh(p, x, lo, level);
+        return;
+    }
+    if (*na < total / 2) { /* b's first entries to a's end */
+        uint32_t k = total / 2 - *na;
+        node_move(p, level, a, *na, b, 0, k);
+        node_move(p, level, b, 0, b, k, *nb - k);
+        *na += k;
+        *nb -= k;
+    } else { /* a's last entries to b's front */
+        uint32_t k = *na - total / 2;
+        node_move(p, level, b, k, b, 0, *nb);
+        node_move(p, level, b, 0, a, *na - k, k);
+        *na -= k;
+        *nb += k;
     }
     refresh(p, x, lo, level);
     refresh(p, x, hi, level);
-    return;
-merged:
-    inner_move(x, hi, x, hi + 1, x->n - hi - 1);
-    x->n--;
-    refresh(p, x, lo, level);
 }
 
 /* Adds d to the delta and dref (+1 or -1) to the endpoint count at key
