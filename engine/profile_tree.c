@@ -194,8 +194,8 @@ static int leaf_upsert(fbf_ptree *p, uint32_t x, double key, int64_t d, int dref
     return split ? SPLIT : FITS;
 }
 
-/* The same moves on a node at either level: its count, its room, entries
- * [from, from + k) of src to position at of dst, and giving it back. */
+/* A node at either level: its entry count, and the move of entries
+ * [from, from + k) of src to position at of dst. */
 static uint32_t *count_of(const fbf_ptree *p, uint32_t x, unsigned level)
 {
     return level ? &I(p, x)->n : &L(p, x)->n;
