@@ -501,6 +501,48 @@ static void test_spawned_fastbf_example(void **state)
     }
 }
 
+/* The port a spawned scheduler gets lies below the kernel's ephemeral
+ * range, where no bind of port 0 on the machine (another replay's
+ * scheduler, a test's) can take it between the probe and the scheduler's
+ * own bind: a replay never ends up talking to someone else's scheduler. */
+static void test_spawn_port_outside_ephemeral_range(void **state)
+{
+    (void)state;
+    if (!have_fastbf())
+        skip();
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    int lo = 0, hi = 0;
+    if (!f)
+        skip();
+    bool ok = fscanf(f, "%d %d", &lo, &hi) == 2;
+    fclose(f);
+    if (!ok || lo <= 1025)
+        skip();
+    const char *wl = fbf_test_tmp_write("ex-port.swf", example_swf);
+    const char *where = fbf_test_tmp_path("endpoint.txt");
+    char cmd[8400];
+    snprintf(cmd, sizeof cmd, "echo {endpoint} > %s; exec %s --endpoint {endpoint} --policy fcfs",
+             where, fbf_test_replay_fastbf_path());
+    for (int i = 0; i < 3; i++) {
+        char *err = NULL, *so = NULL;
+        int rc = fbf_test_replay_run((const char *const[]){"--scheduler", cmd, "--timeout", "20",
+                                                           wl, NULL},
+                                     TIMEOUT_MS, &so, &err);
+        if (rc != 0)
+            fail_msg("%s: exit %d: %s", cmd, rc, err);
+        free(err);
+        free(so);
+        FILE *e = fopen(where, "r");
+        assert_non_null(e);
+        int port = 0;
+        ok = fscanf(e, "tcp://127.0.0.1:%d", &port) == 1;
+        fclose(e);
+        assert_true(ok);
+        if (!(port >= 1024 && port < lo))
+            fail_msg("the scheduler got port %d; the ephemeral range starts at %d", port, lo);
+    }
+}
+
 static void test_workload_prefixes(void **state)
 {
     (void)state;
@@ -583,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_inproc_example_policies),
         cmocka_unit_test(test_spawned_fastbf_example),
+        cmocka_unit_test(test_spawn_port_outside_ephemeral_range),
         cmocka_unit_test(test_workload_prefixes),
         cmocka_unit_test(test_scheduler_after_the_end),
         cmocka_unit_test(test_oversized_job_rejected),

@@ -349,25 +349,63 @@ char *fbf_transport_command(const char *cmd, const char *endpoint)
     return out;
 }
 
-/* A port nobody listens on now: bind port 0 and read back what the kernel
- * chose. Another process could take it before the scheduler binds; the
- * window is short and the failure is loud (the scheduler cannot bind). */
-static int free_port(fbf_error *err)
+/* Binds 127.0.0.1:port (0: any) and lets it go: the port bound, or a
+ * negative errno. */
+static int probe_port(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return fbf_errorf(err, -errno, "socket: %s", strerror(errno));
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+        return -errno;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t al = sizeof a;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &al) < 0) {
-        int e = errno;
-        close(fd);
-        return fbf_errorf(err, -e, "cannot find a free port: %s", strerror(e));
-    }
+    int rc = bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
+                     getsockname(fd, (struct sockaddr *)&a, &al) < 0
+                 ? -errno
+                 : ntohs(a.sin_port);
     close(fd);
-    return ntohs(a.sin_port);
+    return rc;
+}
+
+/* The first port of the kernel's ephemeral range, or 0 if unknown. */
+static int ephemeral_low(void)
+{
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    int lo = 0, hi = 0;
+    if (f) {
+        if (fscanf(f, "%d %d", &lo, &hi) != 2)
+            lo = 0;
+        fclose(f);
+    }
+    return lo;
+}
+
+/*
+ * A port nobody listens on now, for the scheduler to bind. Ports of the
+ * ephemeral range go to every bind of port 0 on the machine: one probed
+ * that way and let go can be handed to another process (another replay's
+ * scheduler, anything binding "tcp://127.0.0.1:*") before ours binds it,
+ * and this replay would then exchange with that process without knowing.
+ * So the port is drawn at random from the 16384 ports below the range,
+ * where no bind of port 0 lands, and probed free; bind(0) is the fallback
+ * when the range is unknown or 64 draws find nothing.
+ */
+static int free_port(fbf_error *err)
+{
+    int lo = ephemeral_low(), base = lo - 16384 > 1024 ? lo - 16384 : 1024;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_nsec;
+    for (int i = 0; lo > base && i < 64; i++) {
+        x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull + 0x94d049bb133111ebull;
+        int port = base + (int)((x >> 16) % (uint64_t)(lo - base));
+        if (probe_port(port) == port)
+            return port;
+    }
+    int port = probe_port(0);
+    if (port < 0)
+        return fbf_errorf(err, port, "cannot find a free port: %s", strerror(-port));
+    return port;
 }
 
 static void on_fatal_signal(int sig)
