@@ -5,10 +5,11 @@
  *     exact messages, the worked example of scheduling-semantics.md under
  *     FCFS, kills, requested calls, and one deliberately wrong scheduler per
  *     check the replayer makes (exit 2 and the precise message), a silent
- *     one (timeout), dying ones (exit status), an idle one (deadlock, 3);
+ *     one (timeout), an idle one (deadlock, 3);
  *   - against fastbf itself, in process and as a spawned process: the worked
  *     example under FCFS, EASY and conservative, rejection of oversized jobs.
- * Full replays of the real traces live in test_replay_traces.c.
+ * Full replays of the real traces live in test_replay_traces.c; schedulers
+ * the replayer starts and how they end, in test_replay_spawn.c.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -390,27 +391,7 @@ static void test_deadlock(void **state)
 
 static void run_expect(const char *const *args, int rc, const char *needle, bool on_stdout)
 {
-    char *out = NULL, *err = NULL;
-    int got = fbf_test_replay_run(args, TIMEOUT_MS, &out, &err);
-    if (got != rc)
-        fail_msg("exit %d, expected %d; stderr:\n%s", got, rc, err);
-    if (needle)
-        assert_contains(on_stdout ? out : err, needle);
-    free(out);
-    free(err);
-}
-
-static void test_dying_schedulers(void **state)
-{
-    (void)state;
-    const char *wl = fbf_test_tmp_write("die.swf", two_swf);
-    run_expect((const char *const[]){"--scheduler", "sleep 0.2; exit 7 # {endpoint}", wl, NULL},
-               2, "message #0 (SIMULATION_BEGINS, now=0): the scheduler exited with status 7 "
-                  "before replying", false);
-    run_expect((const char *const[]){"--scheduler", "ulimit -c 0; kill -SEGV $$ # {endpoint}", wl, NULL}, 2,
-               "the scheduler was killed by signal 11", false);
-    run_expect((const char *const[]){"--scheduler", "exit 0", wl, NULL}, 2,
-               "the scheduler exited with status 0 before replying", false);
+    fbf_test_replay_expect(args, TIMEOUT_MS, rc, needle, on_stdout);
 }
 
 static void test_bad_options(void **state)
@@ -501,48 +482,6 @@ static void test_spawned_fastbf_example(void **state)
     }
 }
 
-/* The port a spawned scheduler gets lies below the kernel's ephemeral
- * range, where no bind of port 0 on the machine (another replay's
- * scheduler, a test's) can take it between the probe and the scheduler's
- * own bind: a replay never ends up talking to someone else's scheduler. */
-static void test_spawn_port_outside_ephemeral_range(void **state)
-{
-    (void)state;
-    if (!have_fastbf())
-        skip();
-    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
-    int lo = 0, hi = 0;
-    if (!f)
-        skip();
-    bool ok = fscanf(f, "%d %d", &lo, &hi) == 2;
-    fclose(f);
-    if (!ok || lo <= 1025)
-        skip();
-    const char *wl = fbf_test_tmp_write("ex-port.swf", example_swf);
-    const char *where = fbf_test_tmp_path("endpoint.txt");
-    char cmd[8400];
-    snprintf(cmd, sizeof cmd, "echo {endpoint} > %s; exec %s --endpoint {endpoint} --policy fcfs",
-             where, fbf_test_replay_fastbf_path());
-    for (int i = 0; i < 3; i++) {
-        char *err = NULL, *so = NULL;
-        int rc = fbf_test_replay_run((const char *const[]){"--scheduler", cmd, "--timeout", "20",
-                                                           wl, NULL},
-                                     TIMEOUT_MS, &so, &err);
-        if (rc != 0)
-            fail_msg("%s: exit %d: %s", cmd, rc, err);
-        free(err);
-        free(so);
-        FILE *e = fopen(where, "r");
-        assert_non_null(e);
-        int port = 0;
-        ok = fscanf(e, "tcp://127.0.0.1:%d", &port) == 1;
-        fclose(e);
-        assert_true(ok);
-        if (!(port >= 1024 && port < lo))
-            fail_msg("the scheduler got port %d; the ephemeral range starts at %d", port, lo);
-    }
-}
-
 static void test_workload_prefixes(void **state)
 {
     (void)state;
@@ -569,25 +508,6 @@ static void test_workload_prefixes(void **state)
     assert_string_equal(name, "other");
     free(name);
     result_free(&r);
-}
-
-static void test_scheduler_after_the_end(void **state)
-{
-    (void)state;
-    if (!have_fastbf())
-        skip();
-    const char *wl = fbf_test_tmp_write("end.swf", two_swf);
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "%s --policy fcfs --endpoint {endpoint}; exit 4",
-             fbf_test_replay_fastbf_path());
-    run_expect((const char *const[]){"--scheduler", cmd, "--quiet", wl, NULL}, 2,
-               "error: the scheduler exited with status 4 after SIMULATION_ENDS", false);
-    /* One that lingers is given 5 s, then stopped; the run still succeeds. */
-    snprintf(cmd, sizeof cmd, "%s --policy fcfs --endpoint {endpoint}; sleep 60",
-             fbf_test_replay_fastbf_path());
-    run_expect((const char *const[]){"--scheduler", cmd, "--quiet", wl, NULL}, 0,
-               "warning: the scheduler was still running 5 s after SIMULATION_ENDS; killed it",
-               false);
 }
 
 static void test_oversized_job_rejected(void **state)
@@ -621,13 +541,10 @@ int main(void)
         cmocka_unit_test(test_bad_schedulers),
         cmocka_unit_test(test_silent_scheduler_times_out),
         cmocka_unit_test(test_deadlock),
-        cmocka_unit_test(test_dying_schedulers),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_inproc_example_policies),
         cmocka_unit_test(test_spawned_fastbf_example),
-        cmocka_unit_test(test_spawn_port_outside_ephemeral_range),
         cmocka_unit_test(test_workload_prefixes),
-        cmocka_unit_test(test_scheduler_after_the_end),
         cmocka_unit_test(test_oversized_job_rejected),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);

@@ -7,6 +7,12 @@
 #include "support/testkit.h"
 
 #include <cjson/cJSON.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -206,6 +212,20 @@ double fbf_test_replay_summary(const char *dir, const char *key)
     double v = cJSON_IsNumber(node) ? node->valuedouble : NAN;
     cJSON_Delete(root);
     return v;
+}
+
+void fbf_test_replay_expect(const char *const *args, int timeout_ms, int rc, const char *needle,
+                            bool on_stdout)
+{
+    char *out = NULL, *err = NULL;
+    int got = fbf_test_replay_run(args, timeout_ms, &out, &err);
+    if (got != rc)
+        fail_msg("exit %d, expected %d; stderr:\n%s", got, rc, err);
+    const char *hay = on_stdout ? out : err;
+    if (needle && (!hay || !strstr(hay, needle)))
+        fail_msg("expected '%s' in:\n%s", needle, hay ? hay : "(null)");
+    free(out);
+    free(err);
 }
 
 int fbf_test_replay_require_fastbf(void)

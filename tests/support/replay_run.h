@@ -12,6 +12,8 @@
 #ifndef FBF_TEST_REPLAY_RUN_H
 #define FBF_TEST_REPLAY_RUN_H
 
+#include <stdbool.h>
+
 /* Path of fastbf-replay / fastbf under test (static storage). */
 const char *fbf_test_replay_path(void);
 const char *fbf_test_replay_fastbf_path(void);
@@ -19,6 +21,12 @@ const char *fbf_test_replay_fastbf_path(void);
 /* Runs fastbf-replay with args (argv[1..], NULL-terminated). Returns its
  * exit code, 128 + signal, or -1 on timeout (it is then killed). */
 int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, char **err);
+
+/* Runs fastbf-replay with args and fails the test unless it exits with rc
+ * and (when needle is not NULL) its stdout (on_stdout) or stderr holds
+ * needle. */
+void fbf_test_replay_expect(const char *const *args, int timeout_ms, int rc, const char *needle,
+                            bool on_stdout);
 
 /* 0 if fastbf is built where the suites expect it; else says so on
  * stderr and returns 1 (a suite's exit code). */
