@@ -9,7 +9,9 @@
  * any key is base plus a prefix inside its node; children whose
  * aggregates settle a question are answered without a descent.
  *
- * Invariants: those of the tree (profile_tree.c); and -ENOMEM from add
+ * Invariants: those of the tree (profile_tree.c); the deltas of all keys
+ * sum to 0 (add and remove each change two keys by n and -n), so used()
+ * after the last key is 0; and -ENOMEM from add
  * leaves the profile unchanged, because the nodes its two insertions can
  * need are reserved before either is made. A remove never allocates.
  */
@@ -109,37 +111,32 @@ static int64_t range_ext(const fbf_profile *p, uint32_t x, unsigned h, int64_t b
 
 /*
  * The last key k with lo < k < hi and used(k) > limit under x (keys above
- * lb). Children whose maxp says no key exceeds limit are skipped; a child
- * wholly inside the range that is not skipped surely holds an answer, so
- * the cost stays O(height * INNER_MAX).
+ * lb); end is used() after x's last key (base + x's sum), so the walk runs
+ * backward from the right without a prefix pass: used at a key is end
+ * less the deltas after it. Children whose maxp says no key exceeds limit
+ * are skipped; a child wholly inside the range that is not skipped surely
+ * holds an answer, so the cost stays O(height * INNER_MAX).
  */
-static bool last_above(const fbf_profile *p, uint32_t x, unsigned h, int64_t base, double lb,
+static bool last_above(const fbf_profile *p, uint32_t x, unsigned h, int64_t end, double lb,
                        double lo, double hi, int64_t limit, double *out)
 {
     if (h == 0) {
         const leaf *l = L(p, x);
-        int64_t pre[LEAF_MAX];
-        for (uint32_t i = 0; i < l->n; i++)
-            pre[i] = base += l->delta[i];
-        for (uint32_t i = l->n; i-- > 0 && l->key[i] > lo;)
-            if (l->key[i] < hi && pre[i] > limit) {
+        for (uint32_t i = l->n; i-- > 0 && l->key[i] > lo; end -= l->delta[i])
+            if (l->key[i] < hi && end > limit) {
                 *out = l->key[i];
                 return true;
             }
         return false;
     }
     const inner *in = I(p, x);
-    int64_t before[INNER_MAX];
-    for (uint32_t i = 0; i < in->n; i++) {
-        before[i] = base;
-        base += in->a[i].sum;
-    }
-    for (uint32_t i = in->n; i-- > 0;) {
+    for (uint32_t i = in->n; i-- > 0; end -= in->a[i].sum) {
         double klo = i ? in->hi[i - 1] : lb;
         if (!(in->hi[i] > lo))
             break;
-        if (klo < hi && before[i] + in->a[i].maxp > limit &&
-            last_above(p, in->kid[i], h - 1, before[i], klo, lo, hi, limit, out))
+        int64_t before = end - in->a[i].sum;
+        if (klo < hi && before + in->a[i].maxp > limit &&
+            last_above(p, in->kid[i], h - 1, end, klo, lo, hi, limit, out))
             return true;
     }
     return false;
