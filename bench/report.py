@@ -14,8 +14,9 @@ import os
 import platform
 import re
 import statistics
-import subprocess
 import sys
+
+from plots import plot
 
 POLICIES = ("fcfs", "easy", "conservative")
 
@@ -37,6 +38,12 @@ def load_cases(res):
         elif c["status"] == "ok":
             c["wall"] = (c["elapsed_s"], None, 1)
         s = c.get("summary")
+        # Plain runs that wrote their own summary (bench.sh case_run --reps):
+        # with the instrumented run's, the latency percentiles of every run.
+        reps = [os.path.join(r, "summary.json") for r in sorted(glob.glob(os.path.join(d, "rep.*")))]
+        reps = [json.load(open(r))["latency_s"] for r in reps if os.path.exists(r)]
+        if s and reps:
+            c["lat_runs"] = {k: [s["latency_s"][k]] + [r[k] for r in reps] for k in ("p50", "p99")}
         if kind == "deep" or (not s and c["status"] == "over"):
             # fastbf's log: the mean exchange after the submission burst
             # (a deep run's burst would swamp a mean over K exchanges).
@@ -145,6 +152,8 @@ def lat_of(c, key):
     times of the exchanges after the burst in fastbf's log (†)."""
     if not c:
         return None, False
+    if c.get("lat_runs"):
+        return statistics.median(c["lat_runs"][key]), False
     if c.get("summary"):
         return c["summary"]["latency_s"][key], False
     v = c.get("progress", {}).get(f"{key}_after_burst")
@@ -188,7 +197,7 @@ def lat_ratio(a, b, key):
     if not a or not b:
         return None
     if a.get("summary") and b.get("summary"):
-        x, y = a["summary"]["latency_s"][key], b["summary"]["latency_s"][key]
+        x, y = lat_of(a, key)[0], lat_of(b, key)[0]
     else:
         x = a.get("progress", {}).get(f"{key}_after_burst")
         y = b.get("progress", {}).get(f"{key}_after_burst")
@@ -200,47 +209,12 @@ def lat_cell(c, key):
     return fmt_s(v) + (" †" if from_log else "") if v else "—"
 
 
-# ---------------------------------------------------------------- plots
-def series_file(pdir, name, rows):
-    path = os.path.abspath(os.path.join(pdir, name + ".dat"))
-    with open(path, "w") as f:
-        f.writelines(" ".join(f"{v:.9g}" for v in r) + "\n" for r in rows)
-    return path
-
-
-def gnuplot(script, datdir):
-    try:
-        subprocess.run(["gnuplot"], input=script, text=True, check=True, cwd=datdir)
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"report.py: gnuplot failed: {e}", file=sys.stderr)
-        return False
-    return True
-
-
-def plot(pdir, datdir, name, title, xlabel, ylabel, series, logx=True, logy=True, extra=""):
-    """series: [(label, rows, style)]; empty series are left out."""
-    parts = []
-    for label, rows, style in series:
-        if rows:
-            f = series_file(datdir, f"{name}-{len(parts)}", rows)
-            parts.append(f"'{f}' using 1:2 {style} title '{label}'")
-    if not parts:
-        return None
-    out = os.path.abspath(os.path.join(pdir, name + ".png"))
-    script = f"""set terminal pngcairo size 1000,560 font 'sans,11'
-set output '{out}'
-set title '{title}'
-set xlabel '{xlabel}'
-set ylabel '{ylabel}'
-set key outside right top box
-set format y '%g'
-set grid
-{'set logscale x' if logx else ''}
-{'set logscale y' if logy else ''}
-{extra}
-plot {', '.join(parts)}
-"""
-    return os.path.basename(out) if gnuplot(script, datdir) else None
+def lat_spread(c, key):
+    """" (min–max of N runs)" for a percentile taken as a median over runs."""
+    v = c.get("lat_runs", {}).get(key) if c else None
+    if not v or len(v) < 2:
+        return ""
+    return f" ({fmt_s(min(v))}–{fmt_s(max(v))}, {len(v)} runs)"
 
 
 # ---------------------------------------------------------------- report
@@ -537,9 +511,10 @@ def main():
           f"so that the figure is the decision itself: over the socket a ZeroMQ round trip "
           f"(about 100 µs, see the transport floor) and its noise would dwarf an EASY "
           f"decision. Each cell: latency p50 over the first {env.get('exchanges', '?')} "
-          f"exchanges (the time the replayer waited for fastbf's session; † from the "
-          f"session's log, one full cycle each), and the speedup = p50 at 1 worker / p50 at W "
-          f"workers, both from the same source. This machine has {cores} cores: worker counts "
+          f"exchanges (the time the replayer waited for fastbf's session), the median over "
+          f"the runs of the case, with the range of the runs' p50 and their number († from the "
+          f"session's log, one full cycle each, one run), and the speedup = p50 at 1 worker / "
+          f"p50 at W workers, both from the same source. This machine has {cores} cores: worker counts "
           f"above that (marked *) are oversubscribed and show contention, not scaling.\n")
         rows, sp = [], []
         for p in ("easy", "conservative"):
@@ -551,7 +526,8 @@ def main():
                     if not c:
                         cells.append("—"); continue
                     ratio = lat_ratio(base, c, "p50")
-                    v = lat_cell(c, "p50") if lat_of(c, "p50")[0] else wall_cell(c)
+                    v = (lat_cell(c, "p50") + lat_spread(c, "p50")) if lat_of(c, "p50")[0] \
+                        else wall_cell(c)
                     cells.append(v + (f", **{ratio:.2f}×**" if ratio else ""))
                     if ratio:
                         pts.append((k, ratio))
