@@ -1,0 +1,86 @@
+/*
+ * fuzz_workload: file contents to the workload reader (tools/lib/workload.h).
+ *
+ * Feeds: the input, written to a temporary file, to fbf_workload_read()
+ * twice: with the defaults (walltime from the file), then with the
+ * walltime a factor of the runtime and at most 3 jobs. A first non-blank
+ * '{' makes it a Batsim JSON workload, anything else an SWF trace.
+ *
+ * Asserts: a failure returns NULL with errno set and a non-empty message;
+ * a success keeps the header's invariants: every id unique (found at its
+ * own index) and holding '!', every profile index in range, subtime and
+ * runtime finite with runtime >= 0 (subtime >= 0 for SWF), walltime -1 or
+ * finite and > 0, res >= 1 for SWF, profile delays finite and >= 0. The
+ * sanitizers catch the rest.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/lib/workload.h"
+
+static void bad(const char *what, size_t i)
+{
+    fprintf(stderr, "workload invariant broken: %s (job %zu)\n", what, i);
+    abort();
+}
+
+static void check(const fbf_workload *wl)
+{
+    for (size_t i = 0; i < wl->nb_profiles; i++)
+        if (!wl->profiles[i].name || !isfinite(wl->profiles[i].delay) ||
+            wl->profiles[i].delay < 0)
+            bad("profile delay", i);
+    for (size_t i = 0; i < wl->nb_jobs; i++) {
+        const fbf_wl_job *j = &wl->jobs[i];
+        if (!j->id || !strchr(j->id, '!'))
+            bad("id without '!'", i);
+        if (fbf_workload_find(wl, j->id) != (int64_t)i)
+            bad("id not unique", i);
+        if (j->profile >= wl->nb_profiles)
+            bad("profile index", i);
+        if (!isfinite(j->subtime) || !isfinite(j->runtime) || j->runtime < 0)
+            bad("subtime or runtime", i);
+        if (!(j->walltime == -1 || (isfinite(j->walltime) && j->walltime > 0)))
+            bad("walltime", i);
+        if (wl->format == FBF_WL_SWF && (j->subtime < 0 || j->res < 1))
+            bad("SWF subtime or res", i);
+    }
+}
+
+static void read_once(const char *path, const fbf_wl_read_options *o)
+{
+    fbf_error err;
+    fbf_error_clear(&err);
+    errno = 0;
+    fbf_workload *wl = fbf_workload_read(path, o, &err);
+    if (!wl) {
+        if (errno == 0 || err.text[0] == '\0') {
+            fprintf(stderr, "failure without errno or message: errno %d, \"%s\"\n", errno,
+                    err.text);
+            abort();
+        }
+        return;
+    }
+    check(wl);
+    fbf_workload_destroy(wl);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static char path[64];
+    if (!path[0])
+        snprintf(path, sizeof path, "/tmp/fbf-fuzz-workload-%ld", (long)getpid());
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
+        abort();
+    fbf_wl_read_options def = FBF_WL_READ_DEFAULTS;
+    read_once(path, &def);
+    fbf_wl_read_options few = {FBF_WL_WALLTIME_FACTOR, 1.5, 3, "x"};
+    read_once(path, &few);
+    return 0;
+}
