@@ -159,6 +159,26 @@ static void test_swf_walltime_modes(void **state)
     assert_non_null(strstr(err.text, "factor"));
 }
 
+/* A NUL byte inside a line is an error naming the line: read as a C
+ * string, the line would end there, and the next line would be appended
+ * to what came before it (job 2 lost as fields 10-14 of job 1). */
+static void test_swf_nul_byte(void **state)
+{
+    (void)state;
+    static const char text[] = "1 0 -1 10 4 \0 junk\n2 0 -1 10 4\n";
+    const char *path = fbf_test_tmp_path("nul.swf");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+    assert_int_equal(fclose(f), 0);
+    fbf_error err;
+    errno = 0;
+    assert_null(fbf_workload_read(path, NULL, &err));
+    assert_int_equal(errno, EINVAL);
+    if (!strstr(err.text, "nul.swf: line 1: a NUL byte"))
+        fail_msg("error '%s'", err.text);
+}
+
 static void test_swf_max_jobs(void **state)
 {
     (void)state;
@@ -198,6 +218,12 @@ static void test_swf_errors(void **state)
                  "field 4 'abc' is not a number");
     expect_error("e2.swf", "1.5 0 0 10 1\n", EINVAL, "line 1", "job number");
     expect_error("e3.swf.gz", "\n\n 7 1e 0 10 1\n", EINVAL, "line 3", "field 2 '1e'");
+    /* Numbers too large to be a time or a count: an infinite processor
+     * count cannot convert to res, an infinite time cannot be replayed. */
+    expect_error("e4.swf", "1 0 -1 10 1e999\n", EINVAL, "line 1", "field 5 inf is out of range");
+    expect_error("e5.swf", "1 0 -1 10 2\n2 1e300 -1 10 2\n", EINVAL, "line 2",
+                 "field 2 1e+300 is out of range");
+    expect_error("e6.swf", "1 0 -1 -1e999 2\n", EINVAL, "line 1", "field 4 -inf is out of range");
     fbf_error err;
     assert_null(fbf_workload_read(fbf_test_tmp_path("no-such-file.swf"), NULL, &err));
     assert_int_equal(errno, ENOENT);
@@ -341,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_swf_odd_lines_gzip),
         cmocka_unit_test(test_swf_header_size),
         cmocka_unit_test(test_swf_walltime_modes),
+        cmocka_unit_test(test_swf_nul_byte),
         cmocka_unit_test(test_swf_max_jobs),
         cmocka_unit_test(test_swf_errors),
         cmocka_unit_test(test_json_workload),

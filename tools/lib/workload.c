@@ -427,9 +427,15 @@ int fbf_wl_read_line(gzFile gz, char **buf, size_t *cap, size_t *len)
             *buf = nb;
             *cap = ncap;
         }
+        /* gzgets stops at a newline, not at a NUL it copies: only the
+         * stream position tells how many bytes it really took. */
+        z_off_t before = gztell(gz);
         if (!gzgets(gz, *buf + *len, (int)(*cap - *len > INT_MAX ? INT_MAX : *cap - *len)))
             return *len > 0;
-        *len += strlen(*buf + *len);
+        size_t got = strlen(*buf + *len);
+        if (before >= 0 && gztell(gz) - before != (z_off_t)got)
+            return -EILSEQ;
+        *len += got;
         if (*len > 0 && (*buf)[*len - 1] == '\n') {
             (*buf)[--*len] = '\0';
             if (*len > 0 && (*buf)[*len - 1] == '\r')

@@ -14,8 +14,8 @@
  *     skipped, and counted per reason: no processors (res not > 0), negative
  *     (unknown) runtime, negative submit time, a job number seen before.
  *     Comments (';'), blank lines and short lines are fine: a missing field
- *     reads as -1 (unknown), as SWF does. A field that is not a number is
- *     an error naming the line.
+ *     reads as -1 (unknown), as SWF does. A field that is not a number or
+ *     is beyond +-9e15, and a NUL byte, are errors naming the line.
  *     Platform size: header "; MaxProcs: N", else "; MaxNodes: N" (the
  *     leading integer: "338 (batch partition; 512 total)" is 338).
  *

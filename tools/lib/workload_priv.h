@@ -71,7 +71,9 @@ double fbf_wl_pick_walltime(const fbf_wl_read_options *o, double given, double r
 const char *fbf_wl_gz_failure(gzFile gz);
 
 /* Reads one line (without its newline or a trailing '\r') into *buf,
- * growing it. 1 with a line, 0 at end of file, -ENOMEM. */
+ * growing it. 1 with a line, 0 at end of file, -ENOMEM, or -EILSEQ for a
+ * line holding a NUL byte (a C string would end there, silently hiding
+ * the rest of the line). */
 int fbf_wl_read_line(gzFile gz, char **buf, size_t *cap, size_t *len);
 
 /* The whole (decompressed) rest of gz into a NUL-terminated malloc'd

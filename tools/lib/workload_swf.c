@@ -9,11 +9,12 @@
  *
  * Invariants: every job line is either added or counted under exactly one
  * skipped[] reason (the first that applies, in fbf_wl_skip order), so the
- * counts add up to the lines left out. Only a field that is not a number,
- * or a job number that is not an integer >= 0, is an error: skipping such
- * a line silently would hide a damaged file. Header lines count wherever
- * they appear, but with max_jobs the reading stops at the first job past
- * the limit: SWF puts its headers first, so nothing is lost.
+ * counts add up to the lines left out. Only a field that is not a number
+ * or is out of range, or a job number that is not an integer >= 0, is an
+ * error: skipping such a line silently would hide a damaged file. Header
+ * lines count wherever they appear, but with max_jobs the reading stops at
+ * the first job past the limit: SWF puts its headers first, so nothing is
+ * lost.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +24,10 @@
 #include <string.h>
 
 #include "tools/lib/workload_priv.h"
+
+/* The largest magnitude a field may have: every integer up to it is exact
+ * in a double, and it converts to int64_t without overflow. */
+#define SWF_FIELD_MAX 9e15
 
 /* Parses the next whitespace-separated number at *pp. 1: parsed; 0: no
  * more tokens; -1: a token that is not a number (*pp left at it). The
@@ -121,8 +126,16 @@ int fbf_wl_read_swf(fbf_workload *wl, gzFile gz, const fbf_wl_read_options *o, f
                                 wl->path, line, k, (int)(e - s > 40 ? 40 : e - s), s);
                 goto out;
             }
+            /* SWF fields are seconds and counts: a value past 9e15 (an
+             * infinity from "1e999" included) is damage, and would not
+             * convert to a resource count or make a finite time. */
+            if (fabs(f[k]) > SWF_FIELD_MAX) {
+                rc = fbf_errorf(err, -EINVAL, "%s: line %zu: field %d %g is out of range "
+                                "(beyond +-9e15)", wl->path, line, k, f[k]);
+                goto out;
+            }
         }
-        if (f[1] < 0 || f[1] != floor(f[1]) || f[1] > 9e15) {
+        if (f[1] < 0 || f[1] != floor(f[1])) {
             rc = fbf_errorf(err, -EINVAL,
                             "%s: line %zu: job number (field 1) %g is not an integer >= 0",
                             wl->path, line, f[1]);
@@ -155,6 +168,11 @@ int fbf_wl_read_swf(fbf_workload *wl, gzFile gz, const fbf_wl_read_options *o, f
         rc = fbf_wl_add_checked(wl, idbuf, f[2], f[4], walltime, (int64_t)res, (uint32_t)prof, err);
         if (rc)
             goto out;
+    }
+    if (got == -EILSEQ) {
+        rc = fbf_errorf(err, -EINVAL, "%s: line %zu: a NUL byte (binary data, not an SWF trace)",
+                        wl->path, line + 1);
+        goto out;
     }
     if (got < 0) {
         rc = fbf_errorf(err, -ENOMEM, "out of memory reading line %zu", line + 1);
