@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <zmq.h>
 
 typedef struct watch {
@@ -125,7 +126,15 @@ static void watch_stop(watch *w, void *sock)
     w->running = false;
 }
 
-static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_error *err)
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_zmq_stats *st,
+                      fbf_error *err)
 {
     zmq_msg_t msg;
     zmq_msg_init(&msg);
@@ -144,8 +153,14 @@ static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_error *err)
             atomic_store(&w->received, ++received);
             const char *reply;
             size_t len;
+            double t0 = mono_s();
             rc = fbf_bv4_session_handle(s, zmq_msg_data(&msg), zmq_msg_size(&msg), &reply, &len,
                                         err);
+            double dt = mono_s() - t0;
+            st->messages = received;
+            st->handling_s += dt;
+            if (received == 1)
+                st->first_s = dt;
             if (rc < 0)
                 break;
             if (zmq_send(sock, reply, len, 0) >= 0) {
@@ -170,8 +185,13 @@ static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_error *err)
     return rc;
 }
 
-int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_error *err)
+int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_zmq_stats *stats,
+                  fbf_error *err)
 {
+    fbf_zmq_stats local;
+    if (!stats)
+        stats = &local;
+    *stats = (fbf_zmq_stats){0};
     void *zctx = zmq_ctx_new();
     void *sock = zctx ? zmq_socket(zctx, ZMQ_REP) : NULL;
     int rc;
@@ -187,7 +207,7 @@ int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_error *err)
     }
     watch w;
     watch_start(&w, zctx, sock);
-    rc = serve_loop(sock, &w, s, err);
+    rc = serve_loop(sock, &w, s, stats, err);
     watch_stop(&w, sock);
 out:
     if (sock)

@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,8 +194,10 @@ typedef struct step {
 } step;
 
 /* Plays Batsim over the steps of the worked example (scheduling-semantics.md)
- * against fastbf started with args; the raw replies go to log. */
-static void play(const char *const *args, const step *steps, size_t n, char *log, size_t cap)
+ * against fastbf started with args; the raw replies go to log. fastbf's
+ * stderr must stay empty, or, with err, is copied there. */
+static void play_err(const char *const *args, const step *steps, size_t n, char *log, size_t cap,
+                     char *err, size_t err_cap)
 {
     fbf_test_peer p;
     int rc = fbf_test_peer_start(&p, args, true);
@@ -219,8 +222,16 @@ static void play(const char *const *args, const step *steps, size_t n, char *log
     rc = fbf_test_peer_wait(&p, EXIT_MS);
     if (rc != 0)
         fail_msg("fastbf exited %d after SIMULATION_ENDS; stderr: %s", rc, stderr_of(&p));
-    assert_string_equal(stderr_of(&p), "");
+    if (err)
+        snprintf(err, err_cap, "%s", stderr_of(&p));
+    else
+        assert_string_equal(stderr_of(&p), "");
     fbf_test_peer_stop(&p);
+}
+
+static void play(const char *const *args, const step *steps, size_t n, char *log, size_t cap)
+{
+    play_err(args, steps, n, log, cap, NULL, 0);
 }
 
 /* The requests of the worked example, as Batsim would send them when every
@@ -307,6 +318,34 @@ static void play_policy(const char *policy, bool fcfs)
 }
 
 static void test_simulation_conservative(void **state) { play_policy("conservative", false); }
+
+/* --stats: one line at the end, where a user reads whether fastbf or its
+ * peer set the pace: every message counted, and times that add up (the
+ * first message within all of them, all of them within the run). The
+ * replies are those of a run without it. */
+static void test_stats(void **state)
+{
+    static char bufs[8][2048], log[16384], plain[16384], err[8192];
+    step st[8];
+    worked_steps(false, st, bufs);
+    play((const char *const[]){"--policy", "conservative", NULL}, st, 7, plain, sizeof plain);
+    play_err((const char *const[]){"--policy", "conservative", "--stats", NULL}, st, 7, log,
+             sizeof log, err, sizeof err);
+    assert_string_equal(log, plain);
+    unsigned long n = 0;
+    double all = -1, each = -1, first = -1, served = -1;
+    int k = sscanf(err, "fastbf: %lu messages answered in %lf s (%lf us each; the first in %lf s) "
+                   "of %lf s served; the rest in ZeroMQ and waiting for Batsim\n",
+                   &n, &all, &each, &first, &served);
+    if (k != 5 || strchr(err, '\n') != err + strlen(err) - 1)
+        fail_msg("--stats: want one line of figures, got \"%s\"", err);
+    assert_int_equal(n, 7);
+    if (!(first > 0 && first <= all && all <= served && served < 60))
+        fail_msg("--stats: times do not add up: %s", err);
+    /* all is printed to the microsecond, each to the hundredth of one. */
+    if (!(fabs(each * 7 * 1e-6 - all) <= 0.5e-6 + 7 * 0.005e-6))
+        fail_msg("--stats: the mean is not all / 7: %s", err);
+}
 
 static void test_simulation_fcfs(void **state) { play_policy("fcfs", true); }
 
@@ -480,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_simulation_easy),
         cmocka_unit_test(test_simulation_conservative),
+        cmocka_unit_test(test_stats),
         cmocka_unit_test(test_simulation_fcfs),
         cmocka_unit_test(test_malformed_message_exits),
         cmocka_unit_test(test_bad_endpoint),

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "io/bv4_register.h"
 #include "io/bv4_session.h"
@@ -27,7 +28,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: fastbf [--policy NAME] [--reservation-depth K] [--endpoint URL]\n"
             "              [--workers N] [--kill-after SECONDS] [--max-wait SECONDS]\n"
-            "              [--tag-starts] [--verbose]\n"
+            "              [--tag-starts] [--stats] [--verbose]\n"
             "              [--register-workload FILE [--register-pause SECONDS]]\n"
             "              [--energy-saving TIMEOUT [--switch-delays OFF:ON]\n"
             "               [--sleep-pstate N] [--compute-pstate M]] [--query-energy]\n"
@@ -71,6 +72,9 @@ static void usage(FILE *out)
             "  --compute-pstate M       the pstate machines compute in (default 0)\n"
             "  --query-energy           ask Batsim for consumed_energy after the last\n"
             "                           submission and at the end (logged with --verbose)\n"
+            "  --stats                  at the end, say on stderr how long fastbf took to\n"
+            "                           answer (all messages, and the first) against the\n"
+            "                           whole run (also with --verbose)\n"
             "  --verbose                log each exchange on stderr\n"
             "  --help                   show this help\n"
             "  --version                show the version\n",
@@ -144,6 +148,7 @@ int main(int argc, char **argv)
         {"endpoint", required_argument, NULL, 'e'},
         {"workers", required_argument, NULL, 'w'},
         {"verbose", no_argument, NULL, 'v'},
+        {"stats", no_argument, NULL, 'T'},
         {"kill-after", required_argument, NULL, 'k'},
         {"max-wait", required_argument, NULL, 'W'},
         {"tag-starts", no_argument, NULL, 't'},
@@ -160,7 +165,7 @@ int main(int argc, char **argv)
     };
     const char *policy = "easy", *endpoint = FBF_ZMQ_DEFAULT_ENDPOINT, *depth_arg = NULL;
     long long workers = 1, depth = 0;
-    bool verbose = false, tag_starts = false;
+    bool verbose = false, tag_starts = false, stats = false;
     double kill_after = 0, pause = 0, max_wait = 0;
     const char *reg_path = NULL;
     fbf_power_config power = fbf_power_config_default();
@@ -177,6 +182,7 @@ int main(int argc, char **argv)
                 return bad_usage("--workers: '%s' is not a number from 1 to 256", optarg);
             break;
         case 'v': verbose = true; break;
+        case 'T': stats = true; break;
         case 't': tag_starts = true; break;
         case 'W': {
             char *end;
@@ -292,7 +298,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "fastbf: policy %s, depth %lld, %lld workers, listening on %s\n",
                 pe->name, depth == FBF_DEPTH_UNLIMITED ? -1LL : depth, workers, endpoint);
     }
-    int rc = fbf_zmq_serve(endpoint, s, &err);
+    fbf_zmq_stats st;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = fbf_zmq_serve(endpoint, s, &st, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if ((stats || verbose) && st.messages)
+        fprintf(stderr,
+                "fastbf: %lu messages answered in %.6f s (%.2f us each; the first in %.6f s) "
+                "of %.6f s served; the rest in ZeroMQ and waiting for Batsim\n",
+                st.messages, st.handling_s, st.handling_s / (double)st.messages * 1e6,
+                st.first_s,
+                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
     if (verbose && rc == 0) {
         /* What the jobs still known cost to hold: the benchmarks read this
          * line (bench/run_case.py). */
