@@ -275,19 +275,23 @@ def socket_ratio_section(res, w):
       f"figure. **Target**: the replay's rate at least 0.90 of the echo's.\n")
     w("The rate is a mean over the whole run, so one stall of a shared machine (a round trip of "
       "milliseconds) weighs on it; the median round trip of each run does not, and *p50 echo / "
-      "replay* is the same comparison taken on the typical exchange.\n")
+      "replay* is the same comparison taken on the typical exchange. *without fastbf* takes "
+      "the time fastbf spent answering (`fastbf --stats`) out of the replay's run: the rate of "
+      "the replayer and the transport alone, against the echo's.\n")
     rows = []
     for how, r in runs:
         for i, p in enumerate(r["pairs"]):
             p50 = (f"{p['echo_p50_s'] * 1e6:.1f} / {p['replay_p50_s'] * 1e6:.1f} µs",
                    f"{p['p50_ratio']:.3f}") if "p50_ratio" in p else ("", "")
+            free = f"{p['free_ratio']:.3f}" if "free_ratio" in p else ""
             rows.append([how, str(i + 1), f"{p['echo_per_s']:,.0f}/s", f"{p['replay_per_s']:,.0f}/s",
-                         f"{p['ratio']:.3f}", *p50])
+                         f"{p['ratio']:.3f}", *p50, free])
         med50 = [p["p50_ratio"] for p in r["pairs"] if "p50_ratio" in p]
         rows.append([how, "**median**", "", "", f"**{r['median_ratio']:.3f}**", "",
-                     f"**{statistics.median(med50):.3f}**" if med50 else ""])
+                     f"**{statistics.median(med50):.3f}**" if med50 else "",
+                     f"**{r['median_free_ratio']:.3f}**" if "median_free_ratio" in r else ""])
     w(table(["processes", "pair", "echo", "replay", "replay / echo", "round trip p50 echo / replay",
-             "p50 echo / replay"], rows))
+             "p50 echo / replay", "without fastbf / echo"], rows))
     w("")
 
 

@@ -15,6 +15,12 @@ of a shared machine weighs on both alike; the median pair is the figure.
 Each pair also compares the median round trip of both runs (echo p50 /
 replay p50), which a few stalls of the machine do not move.
 
+The replay's scheduler runs with --stats, which says how long fastbf took
+to answer its messages: taking that time out of the replay's run gives
+the rate the replayer and the transport alone would reach with a
+scheduler that answers in no time, and its ratio to the echo's says
+whether the replayer (not the scheduler) holds the exchanges back.
+
 With --pin CPU, both processes of each run share that one CPU
 (taskset), which takes the scheduler of the operating system out of the
 comparison: the round trip then costs two context switches on both sides.
@@ -48,20 +54,35 @@ def echo_rate(args, trips):
     return float(m.group(1)), float(m.group(2)) * 1e-6
 
 
+STATS = re.compile(r"fastbf: (\d+) messages answered in ([0-9.]+) s \([0-9.]+ us each; "
+                   r"the first in ([0-9.]+) s\)")
+
+
 def replay_rate(args):
-    sched = f"{shlex.quote(os.path.join(args.bin, 'fastbf'))} --policy {args.policy}"
-    if args.pin is not None:
-        sched = f"taskset -c {args.pin} {sched}"
+    """(rate, exchanges, p50, rate without fastbf's own answering time)."""
     with tempfile.TemporaryDirectory() as d:
+        log = os.path.join(d, "sched.log")
+        sched = (f"{shlex.quote(os.path.join(args.bin, 'fastbf'))} --policy {args.policy} "
+                 f"--stats 2>{shlex.quote(log)}")
+        if args.pin is not None:
+            sched = f"taskset -c {args.pin} {sched}"
         cmd = pinned([os.path.join(args.bin, "fastbf-replay"), args.trace, "--quiet",
                       "--scheduler", sched, "--out", d], args.pin)
         subprocess.run(cmd, check=True, capture_output=True, text=True)
         with open(os.path.join(d, "summary.json")) as f:
             s = json.load(f)
+        with open(log) as f:
+            m = STATS.search(f.read())
     done, total = s["jobs"]["done"], s["jobs"]["in_workload"]
     if done != total:
         sys.exit(f"socket_ratio: the replay ended with {done} of {total} jobs done")
-    return s["exchanges_per_s_after_first"], s["exchanges"], s["latency_s"]["p50"]
+    if not m:
+        sys.exit("socket_ratio: fastbf --stats printed no figures")
+    rate, n = s["exchanges_per_s_after_first"], s["exchanges"]
+    # The rate runs from the first reply to the last: the first message's
+    # answering time lies before it.
+    span = (n - 1) / rate - (float(m.group(2)) - float(m.group(3)))
+    return rate, n, s["latency_s"]["p50"], (n - 1) / span if span > 0 else float("nan")
 
 
 def main():
@@ -77,23 +98,27 @@ def main():
         sys.exit("socket_ratio: --pairs must be at least 1")
     pairs = []
     for i in range(args.pairs):
-        r, n, rp50 = replay_rate(args)
+        r, n, rp50, rfree = replay_rate(args)
         e, ep50 = echo_rate(args, n)
         pairs.append({"echo_per_s": e, "replay_per_s": r, "ratio": r / e,
-                      "echo_p50_s": ep50, "replay_p50_s": rp50, "p50_ratio": ep50 / rp50})
+                      "echo_p50_s": ep50, "replay_p50_s": rp50, "p50_ratio": ep50 / rp50,
+                      "replay_free_per_s": rfree, "free_ratio": rfree / e})
         print(f"pair {i + 1}: echo {e:,.0f}/s, replay {r:,.0f}/s ({n:,} exchanges), "
               f"ratio {r / e:.3f}; round trip p50 echo {ep50 * 1e6:.1f} us, "
-              f"replay {rp50 * 1e6:.1f} us, ratio {ep50 / rp50:.3f}", flush=True)
+              f"replay {rp50 * 1e6:.1f} us, ratio {ep50 / rp50:.3f}; without fastbf's "
+              f"answering {rfree:,.0f}/s, ratio {rfree / e:.3f}", flush=True)
     med = statistics.median(p["ratio"] for p in pairs)
     report = {"trace": os.path.basename(args.trace), "policy": args.policy,
               "pin": args.pin, "pairs": pairs, "median_ratio": med,
               "min_ratio": min(p["ratio"] for p in pairs),
               "max_ratio": max(p["ratio"] for p in pairs),
-              "median_p50_ratio": statistics.median(p["p50_ratio"] for p in pairs)}
+              "median_p50_ratio": statistics.median(p["p50_ratio"] for p in pairs),
+              "median_free_ratio": statistics.median(p["free_ratio"] for p in pairs)}
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)
     print(f"median ratio {med:.3f} (min {report['min_ratio']:.3f}, max {report['max_ratio']:.3f}); "
-          f"median round trip p50 ratio {report['median_p50_ratio']:.3f}")
+          f"median round trip p50 ratio {report['median_p50_ratio']:.3f}; "
+          f"without fastbf's answering, median ratio {report['median_free_ratio']:.3f}")
 
 
 if __name__ == "__main__":
