@@ -159,6 +159,33 @@ static void test_swf_walltime_modes(void **state)
     assert_non_null(strstr(err.text, "factor"));
 }
 
+/* A walltime of factor x runtime that overflows is refused, whichever
+ * reader made it, rather than handed on as an infinite walltime. */
+static void test_walltime_factor_overflow(void **state)
+{
+    (void)state;
+    fbf_wl_read_options o = FBF_WL_READ_DEFAULTS;
+    o.walltime_mode = FBF_WL_WALLTIME_FACTOR;
+    o.walltime_factor = 1.5;
+    fbf_error err;
+    errno = 0;
+    assert_null(fbf_workload_read(
+        fbf_test_tmp_write("big.json", "{\"jobs\": [{\"id\": 1, \"subtime\": 0, \"res\": 1, "
+                                       "\"profile\": \"p\"}], \"profiles\": {\"p\": "
+                                       "{\"type\": \"delay\", \"delay\": 1.5e308}}}"),
+        &o, &err));
+    assert_int_equal(errno, EINVAL);
+    if (!strstr(err.text, "job w0!1: walltime inf"))
+        fail_msg("error '%s'", err.text);
+    o.walltime_factor = 1e300;
+    errno = 0;
+    assert_null(fbf_workload_read(fbf_test_tmp_write("big.swf", "1 0 -1 10 1\n2 0 -1 9e15 1\n"),
+                                  &o, &err));
+    assert_int_equal(errno, EINVAL);
+    if (!strstr(err.text, "job w0!2: walltime inf"))
+        fail_msg("error '%s'", err.text);
+}
+
 /* A NUL byte inside a line is an error naming the line: read as a C
  * string, the line would end there, and the next line would be appended
  * to what came before it (job 2 lost as fields 10-14 of job 1). */
@@ -311,6 +338,11 @@ static void test_json_errors(void **state)
     expect_error("j13.json", "{\"jobs\": [{\"id\": \"a\", \"res\": 1, \"subtime\": 0, \"profile\": \"p\"}], "
                  "\"profiles\": {\"p\": {\"type\": \"delay\"}}}",
                  EINVAL, "profile 'p'", "\"delay\"");
+    /* A second workload after the first is not ignored with its jobs. */
+    expect_error("j14.json", "{\"jobs\": []}\n {\"jobs\": [{\"id\": \"a\", \"res\": 1, "
+                 "\"subtime\": 0, \"profile\": \"p\"}], " PROFILES "}\n",
+                 EINVAL, "j14.json: unexpected bytes after the JSON workload at line 2, column 2",
+                 NULL);
 }
 
 static void test_memory_workload(void **state)
@@ -367,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_swf_odd_lines_gzip),
         cmocka_unit_test(test_swf_header_size),
         cmocka_unit_test(test_swf_walltime_modes),
+        cmocka_unit_test(test_walltime_factor_overflow),
         cmocka_unit_test(test_swf_nul_byte),
         cmocka_unit_test(test_swf_max_jobs),
         cmocka_unit_test(test_swf_errors),

@@ -290,6 +290,11 @@ int fbf_wl_add_checked(fbf_workload *wl, const char *id, double subtime, double 
     fbf_wl_priv *p = wl->priv;
     if (map_get(&p->ids, id))
         return fbf_errorf(err, -EEXIST, "job id '%s' appears twice", id);
+    /* The readers check the file's fields, but a walltime derived from
+     * them (factor x runtime) can still overflow to infinity. */
+    if (!(walltime == -1 || (walltime > 0 && isfinite(walltime))))
+        return fbf_errorf(err, -EINVAL, "job %s: walltime %g (runtime %g) is neither -1 nor "
+                          "a finite number > 0", id, walltime, runtime);
     if (wl->nb_jobs >= UINT32_MAX - 1)
         return fbf_errorf(err, -EINVAL, "more than %u jobs", UINT32_MAX - 1);
     if (wl->nb_jobs == p->jobs_cap) {

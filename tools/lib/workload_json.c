@@ -158,6 +158,20 @@ int fbf_wl_read_json(fbf_workload *wl, gzFile gz, const fbf_wl_read_options *o, 
         return fbf_errorf(err, -EINVAL, "%s: invalid JSON at line %zu, column %zu", wl->path,
                           line, col);
     }
+    /* Only whitespace may follow the object: whatever else comes after it
+     * (a second workload appended to the file) would be ignored, jobs and
+     * all. */
+    const char *rest = end ? end : text + len;
+    while (rest < text + len && (*rest == ' ' || *rest == '\n' || *rest == '\r' || *rest == '\t'))
+        rest++;
+    if (rest < text + len) {
+        size_t line, col;
+        line_col(text, (size_t)(rest - text), &line, &col);
+        free(text);
+        cJSON_Delete(root);
+        return fbf_errorf(err, -EINVAL, "%s: unexpected bytes after the JSON workload at line "
+                          "%zu, column %zu", wl->path, line, col);
+    }
     free(text);
     const cJSON *nb = cJSON_GetObjectItemCaseSensitive(root, "nb_res");
     const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(root, "jobs");
