@@ -295,6 +295,27 @@ static void test_bad_values(void **state)
     }
 }
 
+/* A job submitted so late that its end overflows to infinity is refused
+ * when it starts, naming it, rather than left running forever until the
+ * run stops as a deadlock of no waiting job. */
+static void test_end_past_largest_time(void **state)
+{
+    (void)state;
+    const char *wl = fbf_test_tmp_write(
+        "late.json", "{\"nb_res\": 2, \"jobs\": [{\"id\": 1, \"subtime\": 1e308, \"res\": 1, "
+                     "\"profile\": \"p\"}], \"profiles\": {\"p\": {\"type\": \"delay\", "
+                     "\"delay\": 1.5e308}}}");
+    char *so = NULL, *err = NULL;
+    int rc = fbf_test_replay_run((const char *const[]){"--inproc", wl, NULL}, TIMEOUT_MS, &so,
+                                 &err);
+    if (rc != 2)
+        fail_msg("exit %d, expected 2: %s", rc, err);
+    assert_contains(err, "(EXECUTE_JOB, job w0!1): started at 1e+308, the job would run "
+                         "1.5e+308 s and end past the largest time");
+    free(so);
+    free(err);
+}
+
 /* The "+T s" of fastbf --verbose: one per exchange, in order, never
  * decreasing. */
 static void test_verbose_times(void **state)
@@ -435,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_policy_work_inproc),
         cmocka_unit_test(test_ends_message),
         cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_end_past_largest_time),
         cmocka_unit_test(test_verbose_times),
         cmocka_unit_test(test_external_events_end),
         cmocka_unit_test(test_max_wait_end_to_end),

@@ -10,7 +10,8 @@
  * `type` and an object `data`; then per type:
  *   EXECUTE_JOB   job_id known, submitted, waiting (neither running,
  *                 finished nor rejected); alloc an interval set of exactly
- *                 res resources, all < nb_res and free at that moment
+ *                 res resources, all < nb_res and free at that moment;
+ *                 an end time (start + run time) that is finite
  *   REJECT_JOB    job_id known and waiting
  *   KILL_JOB      job_ids an array of known jobs that were started
  *   CALL_ME_LATER timestamp a number >= the reply's now
@@ -141,6 +142,17 @@ static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
     char why[200];
     if (r->mach && fbf_machines_check_alloc(r, s, why, sizeof why) < 0)
         return fail(r, ev, T, wj->id, "%s", why);
+    /* Started this late, a long job would end at infinity: it would never
+     * complete, and the run would stop as a deadlock that blames nobody. */
+    bool cut = wj->walltime > 0 && wj->runtime > wj->walltime;
+    double end = at + (cut ? wj->walltime : wj->runtime);
+    if (!isfinite(end)) {
+        char a[40], b[40];
+        fbf_jbuf_fmt(a, sizeof a, at);
+        fbf_jbuf_fmt(b, sizeof b, cut ? wj->walltime : wj->runtime);
+        return fail(r, ev, T, wj->id, "started at %s, the job would run %s s and end past the "
+                    "largest time the replayer can represent", a, b);
+    }
     if (!grow((void **)&r->ranges, &r->ranges_cap, r->nranges + s->n, sizeof *r->ranges))
         return fbf_errorf(&r->err, -ENOMEM, "out of memory");
     memcpy(r->ranges + r->nranges, s->r, s->n * sizeof *s->r);
@@ -153,8 +165,7 @@ static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
     j->state = FBF_RJ_RUNNING;
     j->start = at;
     j->start_seq = r->starts++;
-    bool cut = wj->walltime > 0 && wj->runtime > wj->walltime;
-    j->end = at + (cut ? wj->walltime : wj->runtime);
+    j->end = end;
     j->end_kind = cut ? FBF_END_WALLTIME : FBF_END_SUCCESS;
     r->waiting--;
     r->running++;
