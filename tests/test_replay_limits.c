@@ -295,6 +295,30 @@ static void test_bad_values(void **state)
     }
 }
 
+/* A platform size in the file above what --nb-res accepts is refused
+ * before anything is allocated for it (17 GB of per-resource state for
+ * MaxProcs 4294967295). */
+static void test_platform_too_large(void **state)
+{
+    (void)state;
+    static const char *const files[][2] = {
+        {"huge.swf", "; MaxProcs: 4294967295\n1 0 -1 10 1 -1 -1 1 20\n"},
+        {"huge.json", "{\"nb_res\": 2147483648, \"jobs\": []}"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        char *so = NULL, *err = NULL;
+        const char *wl = fbf_test_tmp_write(files[i][0], files[i][1]);
+        int rc = fbf_test_replay_run((const char *const[]){"--inproc", wl, NULL}, TIMEOUT_MS,
+                                     &so, &err);
+        if (rc != 2)
+            fail_msg("%s: exit %d, expected 2: %s", files[i][0], rc, err);
+        assert_contains(err, i ? "platform size 2147483648" : "platform size 4294967295");
+        assert_contains(err, "is above 2147483647 resources: pass --nb-res N");
+        free(so);
+        free(err);
+    }
+}
+
 /* A job submitted so late that its end overflows to infinity is refused
  * when it starts, naming it, rather than left running forever until the
  * run stops as a deadlock of no waiting job. */
@@ -457,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_ends_message),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_end_past_largest_time),
+        cmocka_unit_test(test_platform_too_large),
         cmocka_unit_test(test_verbose_times),
         cmocka_unit_test(test_external_events_end),
         cmocka_unit_test(test_max_wait_end_to_end),

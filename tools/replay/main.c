@@ -400,6 +400,17 @@ static int run(const options *o)
         fprintf(stderr, "fastbf-replay: %s\n", err.text);
         return errno == ENOMEM ? FBF_EXIT_INTERNAL : FBF_EXIT_INVALID;
     }
+    /* The file's platform size gets --nb-res's bound: resource ids are
+     * 31-bit in Batsim's interval sets, and a larger size would only cost
+     * the replayer gigabytes of per-resource state before the scheduler
+     * refused it. */
+    if (!o->nb_res && wl->nb_res > FBF_IDSET_MAX_ID) {
+        fprintf(stderr, "fastbf-replay: %s: platform size %u (MaxProcs/MaxNodes header or "
+                "nb_res) is above %u resources: pass --nb-res N\n", wl->path, wl->nb_res,
+                FBF_IDSET_MAX_ID);
+        fbf_workload_destroy(wl);
+        return FBF_EXIT_INVALID;
+    }
     uint32_t nb_res = o->nb_res ? (uint32_t)o->nb_res : wl->nb_res;
     if (!nb_res) {
         fprintf(stderr, "fastbf-replay: %s: the platform size is unknown (no MaxProcs/MaxNodes "
