@@ -98,6 +98,20 @@ static fbf_workload *small_workload(void)
     return wl;
 }
 
+/* Where the output files go (bit 7), removed with them at exit. */
+static char dir[64];
+
+static void remove_dir(void)
+{
+    static const char *const files[] = {"out_jobs.csv", "summary.json"};
+    char p[128];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        remove(p);
+    }
+    rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -145,10 +159,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fbf_replay_stats st;
         fbf_replay_stats_compute(&r, &st);
         fbf_replay_print_summary(&r, &st, "scripted", sink);
-        static char dir[64];
         if (!dir[0]) {
             snprintf(dir, sizeof dir, "/tmp/fbf-fuzz-replay-%ld", (long)getpid());
             mkdir(dir, 0700);
+            atexit(remove_dir);
         }
         if (fbf_replay_write_outputs(&r, &st, "scripted", dir, &err) != 0 && !err.text[0])
             abort();

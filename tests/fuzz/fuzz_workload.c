@@ -70,11 +70,16 @@ static void read_once(const char *path, const fbf_wl_read_options *o)
     fbf_workload_destroy(wl);
 }
 
+static char path[64];
+
+static void remove_file(void) { remove(path); }
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char path[64];
-    if (!path[0])
+    if (!path[0]) {
         snprintf(path, sizeof path, "/tmp/fbf-fuzz-workload-%ld", (long)getpid());
+        atexit(remove_file);
+    }
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
         abort();
