@@ -233,6 +233,27 @@ static void test_fcfs_example_swf_gz(void **state)
     result_free(&r);
 }
 
+/* Workload names and profiles are free text in a Batsim JSON workload:
+ * out_jobs.csv quotes a field holding a comma or a quote, so that no
+ * column shifts for a CSV reader. */
+static void test_csv_quotes_text_fields(void **state)
+{
+    (void)state;
+    const char *out = fbf_test_tmp_path("csv-quotes");
+    const char *wl = fbf_test_tmp_write(
+        "quotes.json", "{\"nb_res\": 2, \"jobs\": ["
+                       "{\"id\": \"a,b!1\", \"subtime\": 0, \"res\": 1, \"walltime\": 10, "
+                       "\"profile\": \"p,\\\"q\"}], "
+                       "\"profiles\": {\"p,\\\"q\": {\"type\": \"delay\", \"delay\": 5}}}");
+    int rc = fbf_test_replay_run((const char *const[]){"--inproc", "--quiet", "--out", out, wl,
+                                                       NULL},
+                                 TIMEOUT_MS, NULL, NULL);
+    assert_int_equal(rc, 0);
+    char *csv = fbf_test_replay_read(fbf_test_tmp_path("csv-quotes/out_jobs.csv"));
+    assert_contains(csv, "\n1,\"a,b\",\"p,\"\"q\",0.000000,1,10.000000,1,");
+    free(csv);
+}
+
 static void test_walltime_reached(void **state)
 {
     (void)state;
@@ -535,6 +556,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fcfs_example_exact_messages),
         cmocka_unit_test(test_fcfs_example_swf_gz),
+        cmocka_unit_test(test_csv_quotes_text_fields),
         cmocka_unit_test(test_walltime_reached),
         cmocka_unit_test(test_kill_job),
         cmocka_unit_test(test_requested_calls),

@@ -48,6 +48,7 @@
 #include "tools/replay/machines.h"
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -196,20 +197,28 @@ void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st, c
         fbf_machines_print(r, out);
 }
 
-/* A CSV field, quoted only when it must be. */
-static void csv_text(FILE *f, const char *s)
+/* A CSV field of n bytes, quoted only when it must be. */
+static void csv_textn(FILE *f, const char *s, size_t n)
 {
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
+    bool quote = false;
+    for (size_t i = 0; i < n && !quote; i++)
+        quote = s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
+    if (!quote) {
+        fwrite(s, 1, n, f);
         return;
     }
     fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"')
             fputc('"', f);
-        fputc(*s, f);
+        fputc(s[i], f);
     }
     fputc('"', f);
+}
+
+static void csv_text(FILE *f, const char *s)
+{
+    csv_textn(f, s, strlen(s));
 }
 
 static int write_csv(const fbf_replay *r, const char *path, fbf_error *err)
@@ -237,7 +246,8 @@ static int write_csv(const fbf_replay *r, const char *path, fbf_error *err)
         fbf_replay_alloc_text(r, (uint32_t)i, &alloc);
         csv_text(f, bang + 1);
         fputc(',', f);
-        fprintf(f, "%.*s,", (int)(bang - w->id), w->id);
+        csv_textn(f, w->id, (size_t)(bang - w->id));
+        fputc(',', f);
         csv_text(f, r->wl->profiles[w->profile].name);
         fprintf(f, ",%f,%lld,%f,%d,%s,%f,%f,%f,%f,%f,", w->subtime, (long long)w->res,
                 w->walltime, j->end_kind == FBF_END_SUCCESS, states[j->end_kind], j->start, exec,
