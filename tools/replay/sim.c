@@ -125,7 +125,10 @@ int fbf_replay_init(fbf_replay *r, fbf_workload *wl, const fbf_replay_config *cf
     r->order = malloc((n ? n : 1) * sizeof *r->order);
     r->owner = malloc((size_t)cfg->nb_res * sizeof *r->owner);
     r->text = malloc(r->text_cap = 256);
-    if (!r->jobs || !r->order || !r->owner || !r->text)
+    if (!r->owner)
+        return fbf_errorf(err, -ENOMEM, "out of memory for the state of %u resources",
+                          cfg->nb_res);
+    if (!r->jobs || !r->order || !r->text)
         return fbf_errorf(err, -ENOMEM, "out of memory for %zu jobs", n);
     r->text[0] = '\0';
     r->text_len = 1;
