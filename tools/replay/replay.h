@@ -260,7 +260,9 @@ void fbf_replay_fini(fbf_replay *r);
  * jobs are listed on out as well). A warning (scheduler killed after the
  * end) leaves FBF_EXIT_OK with r->err set. */
 int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out);
+/* events.c: the pending events' heap. Pop needs a non-empty heap. */
 void fbf_replay_heap_push(fbf_replay *r, double t, uint32_t kind, uint32_t arg, uint64_t seq);
+fbf_rev fbf_replay_heap_pop(fbf_replay *r);
 /* Opens one event of the message being built (its data object follows). */
 void fbf_replay_ev_open(fbf_replay *r, size_t *count, double t, const char *type);
 double fbf_replay_now_s(void);

@@ -1,9 +1,10 @@
 /*
  * sim: the discrete-event side of fastbf-replay (time model in replay.h).
  *
- * Pending events live in one binary min-heap keyed by (time, kind, seq):
- * job completions (seq = start order), JOB_KILLED acknowledgements,
- * requested calls and the final NOTIFY. Submissions need no heap: they are
+ * Pending events live in one binary min-heap keyed by (time, kind, seq),
+ * events.c: job completions (seq = start order), JOB_KILLED
+ * acknowledgements, requested calls and the final NOTIFY. Submissions need
+ * no heap: they are
  * a cursor over the jobs sorted once by (subtime, file order), merged with
  * the heap as a message is built. So one event costs O(log running) and a
  * message costs no allocation once the buffers have grown.
@@ -25,64 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---------- heap ---------- */
-
-static bool ev_less(const fbf_rev *a, const fbf_rev *b)
-{
-    if (a->t != b->t)
-        return a->t < b->t;
-    if (a->kind != b->kind)
-        return a->kind < b->kind;
-    return a->seq < b->seq;
-}
-
-void fbf_replay_heap_push(fbf_replay *r, double t, uint32_t kind, uint32_t arg, uint64_t seq)
-{
-    if (r->heap_n == r->heap_cap) {
-        size_t cap = r->heap_cap ? 2 * r->heap_cap : 1024;
-        fbf_rev *h = realloc(r->heap, cap * sizeof *h);
-        if (!h) {
-            /* Out of memory mid-run: flagged, and the run loop stops
-             * before the next send rather than lose an event. */
-            r->oom = true;
-            return;
-        }
-        r->heap = h;
-        r->heap_cap = cap;
-    }
-    fbf_rev e = {.t = t, .kind = kind, .arg = arg, .seq = seq};
-    size_t i = r->heap_n++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!ev_less(&e, &r->heap[p]))
-            break;
-        r->heap[i] = r->heap[p];
-        i = p;
-    }
-    r->heap[i] = e;
-}
-
-static fbf_rev heap_pop(fbf_replay *r)
-{
-    fbf_rev top = r->heap[0];
-    fbf_rev last = r->heap[--r->heap_n];
-    size_t i = 0, n = r->heap_n;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && ev_less(&r->heap[c + 1], &r->heap[c]))
-            c++;
-        if (!ev_less(&r->heap[c], &last))
-            break;
-        r->heap[i] = r->heap[c];
-        i = c;
-    }
-    if (n)
-        r->heap[i] = last;
-    return top;
-}
-
 /* Drops completion entries of jobs that were killed meanwhile. */
 static void drop_stale(fbf_replay *r)
 {
@@ -90,7 +33,7 @@ static void drop_stale(fbf_replay *r)
         const fbf_rjob *j = &r->jobs[r->heap[0].arg];
         if (j->state == FBF_RJ_RUNNING && j->start_seq == r->heap[0].seq)
             return;
-        heap_pop(r);
+        fbf_replay_heap_pop(r);
     }
 }
 
@@ -357,7 +300,7 @@ static size_t build_message(fbf_replay *r, bool *calls_only)
                 fbf_replay_heap_push(r, st, FBF_EV_NOTIFY, 0, 0);
             continue;
         }
-        fbf_rev e = heap_pop(r);
+        fbf_rev e = fbf_replay_heap_pop(r);
         if (e.kind != FBF_EV_CALL)
             *calls_only = false;
         switch (e.kind) {

@@ -1,0 +1,68 @@
+/*
+ * events: the replayer's pending events, a binary min-heap keyed by
+ * (time, kind, seq) (see sim.c for what goes in it and replay.h for the
+ * fields).
+ *
+ * Invariants: heap[0 .. heap_n) is a heap under ev_less; a push that
+ * cannot grow the array sets r->oom and drops nothing already queued (the
+ * run loop stops before the next send); pop needs heap_n > 0.
+ */
+#include "tools/replay/replay.h"
+
+#include <stdlib.h>
+
+static bool ev_less(const fbf_rev *a, const fbf_rev *b)
+{
+    if (a->t != b->t)
+        return a->t < b->t;
+    if (a->kind != b->kind)
+        return a->kind < b->kind;
+    return a->seq < b->seq;
+}
+
+void fbf_replay_heap_push(fbf_replay *r, double t, uint32_t kind, uint32_t arg, uint64_t seq)
+{
+    if (r->heap_n == r->heap_cap) {
+        size_t cap = r->heap_cap ? 2 * r->heap_cap : 1024;
+        fbf_rev *h = realloc(r->heap, cap * sizeof *h);
+        if (!h) {
+            /* Out of memory mid-run: flagged, and the run loop stops
+             * before the next send rather than lose an event. */
+            r->oom = true;
+            return;
+        }
+        r->heap = h;
+        r->heap_cap = cap;
+    }
+    fbf_rev e = {.t = t, .kind = kind, .arg = arg, .seq = seq};
+    size_t i = r->heap_n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ev_less(&e, &r->heap[p]))
+            break;
+        r->heap[i] = r->heap[p];
+        i = p;
+    }
+    r->heap[i] = e;
+}
+
+fbf_rev fbf_replay_heap_pop(fbf_replay *r)
+{
+    fbf_rev top = r->heap[0];
+    fbf_rev last = r->heap[--r->heap_n];
+    size_t i = 0, n = r->heap_n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && ev_less(&r->heap[c + 1], &r->heap[c]))
+            c++;
+        if (!ev_less(&r->heap[c], &last))
+            break;
+        r->heap[i] = r->heap[c];
+        i = c;
+    }
+    if (n)
+        r->heap[i] = last;
+    return top;
+}
