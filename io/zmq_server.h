@@ -28,7 +28,8 @@ typedef struct fbf_zmq_stats {
     double first_s;
 } fbf_zmq_stats;
 
-/* stats (NULL: not wanted) is filled in whatever the outcome. */
+/* stats (NULL: not wanted, and nothing is timed) is filled in whatever the
+ * outcome. */
 int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_zmq_stats *stats,
                   fbf_error *err);
 

@@ -298,12 +298,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "fastbf: policy %s, depth %lld, %lld workers, listening on %s\n",
                 pe->name, depth == FBF_DEPTH_UNLIMITED ? -1LL : depth, workers, endpoint);
     }
-    fbf_zmq_stats st;
+    fbf_zmq_stats st = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = fbf_zmq_serve(endpoint, s, &st, &err);
+    int rc = fbf_zmq_serve(endpoint, s, stats || verbose ? &st : NULL, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    if ((stats || verbose) && st.messages)
+    if (st.messages)
         fprintf(stderr,
                 "fastbf: %lu messages answered in %.6f s (%.2f us each; the first in %.6f s) "
                 "of %.6f s served; the rest in ZeroMQ and waiting for Batsim\n",

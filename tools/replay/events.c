@@ -9,7 +9,6 @@
  */
 #include "tools/replay/replay.h"
 
-#include <stdlib.h>
 
 static bool ev_less(const fbf_rev *a, const fbf_rev *b)
 {
@@ -22,17 +21,11 @@ static bool ev_less(const fbf_rev *a, const fbf_rev *b)
 
 void fbf_replay_heap_push(fbf_replay *r, double t, uint32_t kind, uint32_t arg, uint64_t seq)
 {
-    if (r->heap_n == r->heap_cap) {
-        size_t cap = r->heap_cap ? 2 * r->heap_cap : 1024;
-        fbf_rev *h = realloc(r->heap, cap * sizeof *h);
-        if (!h) {
-            /* Out of memory mid-run: flagged, and the run loop stops
-             * before the next send rather than lose an event. */
-            r->oom = true;
-            return;
-        }
-        r->heap = h;
-        r->heap_cap = cap;
+    if (!fbf_replay_grow((void **)&r->heap, &r->heap_cap, r->heap_n + 1, sizeof *r->heap)) {
+        /* Out of memory mid-run: flagged, and the run loop stops before
+         * the next send rather than lose an event. */
+        r->oom = true;
+        return;
     }
     fbf_rev e = {.t = t, .kind = kind, .arg = arg, .seq = seq};
     size_t i = r->heap_n++;
