@@ -30,8 +30,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define REF_MAX_RES 256
-#define REF_ALLOC_LEN 1024
+#define REF_MAX_RES 512
+#define REF_ALLOC_LEN 2048
 
 typedef enum ref_policy { REF_FCFS, REF_EASY, REF_CONSERVATIVE } ref_policy;
 
