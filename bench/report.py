@@ -16,44 +16,14 @@ import re
 import statistics
 import sys
 
+from cases import (held_at, held_per_job, lat_of, lat_ratio, load_cases, paired_ratio,
+                   wall_of, work_of)
 from plots import plot
 
 POLICIES = ("fcfs", "easy", "conservative")
 
 
 # ---------------------------------------------------------------- loading
-def load_cases(res):
-    cases = []
-    for d in sorted(glob.glob(os.path.join(res, "cases", "*"))):
-        kind, wl, pol, tr, w = os.path.basename(d).split("~")
-        with open(os.path.join(d, "case.json")) as f:
-            c = json.load(f)
-        c.update(kind=kind, workload=wl, policy=pol, transport=tr, workers=int(w))
-        c["depth"] = int(wl) if kind in ("deep", "held") else None
-        hf = os.path.join(d, "hyperfine.json")
-        if os.path.exists(hf):
-            with open(hf) as f:
-                r = json.load(f)["results"][0]
-            c["wall"] = (r["mean"], r["stddev"], len(r["times"]))
-        elif c["status"] == "ok":
-            c["wall"] = (c["elapsed_s"], None, 1)
-        s = c.get("summary")
-        # Plain runs that wrote their own summary (bench.sh case_run --reps):
-        # with the instrumented run's, the latency percentiles of every run.
-        reps = [os.path.join(r, "summary.json") for r in sorted(glob.glob(os.path.join(d, "rep.*")))]
-        reps = [json.load(open(r))["latency_s"] for r in reps if os.path.exists(r)]
-        if s and reps:
-            c["lat_runs"] = {k: [s["latency_s"][k]] + [r[k] for r in reps] for k in ("p50", "p99")}
-        if kind == "deep" or (not s and c["status"] == "over"):
-            # fastbf's log: the mean exchange after the submission burst
-            # (a deep run's burst would swamp a mean over K exchanges).
-            c["per_exchange"] = c.get("progress", {}).get("s_per_exchange_after_burst")
-        elif s:
-            c["per_exchange"] = s["wall_s"]["scheduler"] / max(1, s["exchanges"])
-        cases.append(c)
-    return cases
-
-
 def machine():
     info = {"cpu": "unknown", "cores": os.cpu_count(), "mem": "unknown"}
     try:
@@ -142,44 +112,6 @@ def latency(c, key):
     return fmt_s(s["latency_s"][key]) if s else "—"
 
 
-def wall_of(c):
-    return c["wall"][0] if c and c.get("wall") else None
-
-
-def lat_of(c, key):
-    """(seconds, from_log) of a deep case's latency percentile key ("p50",
-    "p99"): the replayer's (summary.json) when the run completed, else the
-    times of the exchanges after the burst in fastbf's log (†)."""
-    if not c:
-        return None, False
-    if c.get("lat_runs"):
-        return statistics.median(c["lat_runs"][key]), False
-    if c.get("summary"):
-        return c["summary"]["latency_s"][key], False
-    v = c.get("progress", {}).get(f"{key}_after_burst")
-    return (v, True) if v else (None, False)
-
-
-def held_per_job(c):
-    """Bytes fastbf held per waiting job at the end of a deep run (run_case's
-    "held": settled RSS at SIMULATION_ENDS minus at the start), or None."""
-    h = c and c.get("held")
-    if not h or h["start_kib"] < 0 or h["waiting"] <= 0:
-        return None
-    return (h["end_kib"] - h["start_kib"]) * 1024 / h["waiting"]
-
-
-def held_at(idx, n, p):
-    """(bytes held per waiting job at depth n under p, from the burst-only
-    run?): the deep run's figure, else that of the run of the burst alone
-    (bench.sh runs one when the deep run is over its limit)."""
-    h = held_per_job(idx.get(("deep", str(n), p, "socket", 1)))
-    if h:
-        return h, False
-    h = held_per_job(idx.get(("held", str(n), p, "socket", 1)))
-    return (h, True) if h else (None, False)
-
-
 TARGET_DEPTH = 1_000_000
 
 
@@ -189,19 +121,6 @@ def verdict(ok, depth):
     if depth < TARGET_DEPTH:
         return f"not measured at {TARGET_DEPTH:,}, where the target is set"
     return "met" if ok else "NOT met"
-
-
-def lat_ratio(a, b, key):
-    """a's latency percentile over b's, both from the same source: the
-    replayer's when both completed, else fastbf's logs."""
-    if not a or not b:
-        return None
-    if a.get("summary") and b.get("summary"):
-        x, y = lat_of(a, key)[0], lat_of(b, key)[0]
-    else:
-        x = a.get("progress", {}).get(f"{key}_after_burst")
-        y = b.get("progress", {}).get(f"{key}_after_burst")
-    return x / y if x and y else None
 
 
 def lat_cell(c, key):
@@ -218,14 +137,6 @@ def lat_spread(c, key):
 
 
 # ---------------------------------------------------------------- report
-def work_of(c):
-    """The policy's work counters of a case: summary.json (in process) or
-    fastbf's log (over the socket)."""
-    if not c:
-        return None
-    return c.get("summary", {}).get("scheduler_work") or c.get("work")
-
-
 def compression_work(idx, deep, w):
     """What D7 (a) asks of conservative at each depth: how many reservations
     a completion moves, beside what a decision costs."""
@@ -518,7 +429,12 @@ def main():
           f"exchanges (the time the replayer waited for fastbf's session), the median over "
           f"the runs of the case, with the range of the runs' p50 and their number († from the "
           f"session's log, one full cycle each, one run), and the speedup = p50 at 1 worker / "
-          f"p50 at W workers, both from the same source. This machine has {cores} cores: worker counts "
+          f"p50 at W workers. The runs of one depth and policy are made in rounds, every worker "
+          f"count once per round (in reverse order every other round), so the speedup is the "
+          f"median over rounds of the ratio within a round, with its range: runs side by side "
+          f"see nearly the same machine load, runs minutes apart do not. Without rounds (†, or "
+          f"a case too slow to repeat) it is the ratio of the two cases' figures. This machine "
+          f"has {cores} cores: worker counts "
           f"above that (marked *) are oversubscribed and show contention, not scaling.\n")
         rows, sp = [], []
         for p in ("easy", "conservative"):
@@ -529,10 +445,13 @@ def main():
                     c = idx.get(("deep", str(n), p, "inproc", k))
                     if not c:
                         cells.append("—"); continue
-                    ratio = lat_ratio(base, c, "p50")
+                    paired = paired_ratio(base, c) if k > 1 else None
+                    ratio = paired[0] if paired else lat_ratio(base, c, "p50")
                     v = (lat_cell(c, "p50") + lat_spread(c, "p50")) if lat_of(c, "p50")[0] \
                         else wall_cell(c)
-                    cells.append(v + (f", **{ratio:.2f}×**" if ratio else ""))
+                    spread = (f" ({paired[1]:.2f}–{paired[2]:.2f} over {paired[3]} rounds)"
+                              if paired else "")
+                    cells.append(v + (f", **{ratio:.2f}×**{spread}" if ratio else ""))
                     if ratio:
                         pts.append((k, ratio))
                 rows.append([p, f"{n:,}"] + cells)

@@ -104,12 +104,18 @@ failed=0
 # With --reps, each plain run (a fastbf-replay) also writes its summary, to
 # DIR/rep.*/, so that report.py takes latency percentiles as medians over
 # all runs: one run's p50 of a 10 µs decision moves with the machine's load.
+#
+# With --rounds instead of --reps, no plain run is made here: the case's
+# plain command is kept for paired_rounds (below), which runs it in rounds
+# alternating with the other worker counts of the same depth and policy.
+declare -A plain_of=()
 case_run() {
-    local name=$1 lim=$2 dir=$res/cases/$1 reps=0
+    local name=$1 lim=$2 dir=$res/cases/$1 reps=0 rounds=0
     shift 2
     local -a inst=() plain=() opt=()
     if [ "$1" = --stderr-log ]; then opt=(--stderr-log); shift; fi
     if [ "$1" = --reps ]; then reps=1; shift; fi
+    if [ "$1" = --rounds ]; then rounds=1; shift; fi
     while [ "$1" != -- ]; do inst+=("$1"); shift; done
     shift
     plain=("$@")
@@ -117,6 +123,10 @@ case_run() {
     printf '%-44s ' "$name"
     run python3 bench/run_case.py --dir "$dir" --limit "$lim" "${opt[@]}" -- "${inst[@]}" ||
         { failed=1; return 0; }
+    if [ "$rounds" = 1 ]; then
+        plain_of[$name]=$(q timeout -k 5 $((lim * 2)) "${plain[@]}")
+        return 0
+    fi
     local n
     n=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))
 print(0 if c["status"]!="ok" else min(int(sys.argv[2]), int(float(sys.argv[3])/max(c["elapsed_s"],1e-3))))' \
@@ -128,6 +138,43 @@ print(0 if c["status"]!="ok" else min(int(sys.argv[2]), int(float(sys.argv[3])/m
         run hyperfine --runs "$n" --style none --export-json "$dir/hyperfine.json" \
             --command-name "$name" "$cmdline" || { echo "  hyperfine failed"; failed=1; }
     fi
+}
+
+# paired_rounds NAME...: the in-process cases of one depth and policy, one
+# per worker count, that ran within their limit. Their plain runs are made
+# in rounds, each round running every case once (in reverse order every
+# other round), each run writing DIR/rep.ROUND/; report.py divides the
+# 1-worker p50 by the W-worker p50 of the same round. Runs far apart in
+# time see different machine loads; runs side by side, nearly the same,
+# so the paired ratio shows what the workers change, not the load's drift.
+paired_rounds() {
+    local -a names=()
+    local name longest=0 e
+    for name in "$@"; do
+        [ -n "${plain_of[$name]:-}" ] || continue
+        e=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))
+print(int(c["elapsed_s"] * 1000) if c["status"] == "ok" else -1)' "$res/cases/$name/case.json")
+        [ "$e" -ge 0 ] || continue
+        names+=("$name")
+        [ "$e" -gt "$longest" ] && longest=$e
+    done
+    [ ${#names[@]} -ge 2 ] || return 0
+    # As many rounds as fit in $repeat_s s for the slowest case, at most $runs.
+    local n=$((repeat_s * 1000 / (longest > 0 ? longest : 1)))
+    [ "$n" -gt "$runs" ] && n=$runs
+    [ "$n" -ge 2 ] || return 0
+    printf '%-44s %s rounds of %s\n' "${names[0]%~*}~*" "$n" "${#names[@]}"
+    local r i k
+    for ((r = 1; r <= n; r++)); do
+        for ((k = 0; k < ${#names[@]}; k++)); do
+            i=$k
+            ((r % 2 == 0)) && i=$((${#names[@]} - 1 - k))
+            name=${names[$i]}
+            echo "${plain_of[$name]} --out $(q "$res/cases/$name/rep.$r")" >>"$res/commands.txt"
+            eval "${plain_of[$name]} --out $(q "$res/cases/$name/rep.$r")" >/dev/null ||
+                { echo "  $name round $r failed"; failed=1; }
+        done
+    done
 }
 
 # sched_cmd DIR ARGS...: the --scheduler string of an instrumented socket run.
@@ -161,13 +208,14 @@ for tr in "${traces[@]}"; do
 done
 
 # The replayer over the socket against the bare transport: a full fcfs
-# replay of the first trace and an echo loop of as many round trips,
-# alternated (bench/socket_ratio.py), unpinned and with both processes on
-# one CPU.
+# replay of the smallest trace (the pairs stay short) and an echo loop of
+# as many round trips, alternated (bench/socket_ratio.py), unpinned and
+# with both processes on one CPU.
+ratio_trace=$(ls -S "${traces[@]}" | tail -n 1)
 echo "== socket replay vs bare echo ($ratio_pairs alternated pairs, unpinned and pinned)"
-run python3 bench/socket_ratio.py --bin "$bin" --trace "${traces[0]}" --pairs "$ratio_pairs" \
+run python3 bench/socket_ratio.py --bin "$bin" --trace "$ratio_trace" --pairs "$ratio_pairs" \
     --out "$res/socket_ratio.json" || failed=1
-run python3 bench/socket_ratio.py --bin "$bin" --trace "${traces[0]}" --pairs "$ratio_pairs" \
+run python3 bench/socket_ratio.py --bin "$bin" --trace "$ratio_trace" --pairs "$ratio_pairs" \
     --pin 0 --out "$res/socket_ratio_pinned.json" || failed=1
 
 # Each deep case is the submission burst of N jobs and then the first K
@@ -215,7 +263,7 @@ sys.exit(0 if c["status"] == "over" and "held" not in c else 1)' "$res/cases/$na
             fi
         else
             # --verbose: the session's log (stderr) is sched.log, as over the socket.
-            case_run "$name" "$lim" --stderr-log --reps \
+            case_run "$name" "$lim" --stderr-log --rounds \
                 "$build/fastbf-replay" "${common[@]}" --out "$res/cases/$name" \
                 --inproc --policy "$p" --workers "$w" --verbose -- \
                 "$build/fastbf-replay" "${common[@]}" --quiet --inproc --policy "$p" --workers "$w"
@@ -228,6 +276,9 @@ sys.exit(0 if c["status"] == "over" and "held" not in c else 1)' "$res/cases/$na
 sys.exit(c["status"] == "over" and not (sys.argv[2] == "1" and
          c.get("progress", {}).get("exchanges_after_burst", 0) > 0))' \
             "$res/cases/$name/case.json" "$w"; then :; else over_at[$ptw]=$n; fi
+    done
+    for p in easy conservative; do
+        paired_rounds $(for w in $workers; do echo "deep~$n~$p~inproc~$w"; done)
     done
 done
 
