@@ -1,8 +1,8 @@
 /*
  * test_replay_traces: full replays of the bundled real traces (KTH-SP2 and
- * CTC-SP2, data/) under each policy,
- * in process: every job must complete, none rejected or killed, and the
- * skipped jobs counted as the workload says.
+ * CTC-SP2, data/) under each policy, in process: every job must complete,
+ * none rejected or killed, and the skipped jobs counted as the workload
+ * says.
  *
  * The replays are also checked job by job against the brute-force
  * reference of tests/support/ref_sched.c (scheduling-semantics.md read
@@ -14,16 +14,16 @@
  * environment. Under the sanitizers the comparisons are left out (the
  * replays, which they check, still run in full).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "support/ref_sched.h"
 #include "support/replay_run.h"
