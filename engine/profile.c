@@ -117,14 +117,24 @@ static int64_t range_ext(const fbf_profile *p, uint32_t x, unsigned h, int64_t b
  * are skipped; a child wholly inside the range that is not skipped surely
  * holds an answer, so the cost stays O(height * INNER_MAX).
  */
+/* Where last_above found its key: the leaf, the key's index in it and
+ * used() at the key, so that a caller can go on forward from there. */
+typedef struct found_at {
+    const leaf *l;
+    uint32_t i;
+    int64_t used;
+} found_at;
+
 static bool last_above(const fbf_profile *p, uint32_t x, unsigned h, int64_t end, double lb,
-                       double lo, double hi, int64_t limit, double *out)
+                       double lo, double hi, int64_t limit, double *out, found_at *at)
 {
     if (h == 0) {
         const leaf *l = L(p, x);
         for (uint32_t i = l->n; i-- > 0 && l->key[i] > lo; end -= l->delta[i])
             if (l->key[i] < hi && end > limit) {
                 *out = l->key[i];
+                if (at)
+                    *at = (found_at){l, i, end};
                 return true;
             }
         return false;
@@ -136,7 +146,7 @@ static bool last_above(const fbf_profile *p, uint32_t x, unsigned h, int64_t end
             break;
         int64_t before = end - in->a[i].sum;
         if (klo < hi && before + in->a[i].maxp > limit &&
-            last_above(p, in->kid[i], h - 1, end, klo, lo, hi, limit, out))
+            last_above(p, in->kid[i], h - 1, end, klo, lo, hi, limit, out, at))
             return true;
     }
     return false;
@@ -170,9 +180,26 @@ static bool first_key(const fbf_profile *p, uint32_t x, unsigned h, int64_t base
     return false;
 }
 
-static bool last_above_p(const fbf_profile *p, double lo, double hi, int64_t limit, double *out)
+/* first_at_most(found key) within the found key's leaf: the key after a
+ * window's last blocking key is usually the next one, and in the same
+ * leaf, so the search from the root is seldom needed. */
+static bool first_at_most_in_leaf(const found_at *at, int64_t limit, double *out)
 {
-    return last_above(p, p->t.root, p->t.height, 0, -INFINITY, lo, hi, limit, out);
+    int64_t used = at->used;
+    for (uint32_t i = at->i + 1; i < at->l->n; i++) {
+        used += at->l->delta[i];
+        if (used <= limit) {
+            *out = at->l->key[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool last_above_p(const fbf_profile *p, double lo, double hi, int64_t limit, double *out,
+                         found_at *at)
+{
+    return last_above(p, p->t.root, p->t.height, 0, -INFINITY, lo, hi, limit, out, at);
 }
 
 static bool first_at_most(const fbf_profile *p, double after, int64_t limit, double *out)
@@ -249,8 +276,9 @@ int64_t fbf_profile_min_free(const fbf_profile *p, double t, double d)
  * Jumps forward over blocking breakpoints. At candidate t (used(t) <=
  * limit), let k be the LAST key in (t, t + d) with used(k) > limit: every
  * start in [t, k] has k inside its window, so the next possible start is
- * the first key after k where used() drops to limit or below. Each round
- * is O(log B) and passes at least one blocking key.
+ * the first key after k where used() drops to limit or below (most often
+ * found in k's leaf, without a second descent). Each round is O(log B)
+ * and passes at least one blocking key.
  */
 double fbf_profile_earliest_before(const fbf_profile *p, double from, uint32_t n,
                                    double d, double stop)
@@ -269,9 +297,12 @@ double fbf_profile_earliest_before(const fbf_profile *p, double from, uint32_t n
         double k;
         /* t + d may round or overflow to INFINITY; either way it is the
          * window end the caller's own arithmetic would use. */
-        if (!last_above_p(p, t, t + d, limit, &k))
+        found_at at;
+        if (!last_above_p(p, t, t + d, limit, &k, &at))
             return t;
-        if (!first_at_most(p, k, limit, &t) || !(t < stop))
+        if (!first_at_most_in_leaf(&at, limit, &t) && !first_at_most(p, k, limit, &t))
+            return INFINITY;
+        if (!(t < stop))
             return INFINITY;
     }
 }
@@ -285,7 +316,7 @@ double fbf_profile_earliest(const fbf_profile *p, double from, uint32_t n,
 double fbf_profile_last_below(const fbf_profile *p, double lo, double hi, uint32_t n)
 {
     double k;
-    return last_above_p(p, lo, hi, (int64_t)p->capacity - n, &k) ? k : -INFINITY;
+    return last_above_p(p, lo, hi, (int64_t)p->capacity - n, &k, NULL) ? k : -INFINITY;
 }
 
 double fbf_profile_first_below(const fbf_profile *p, double after, uint32_t n)
