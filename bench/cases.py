@@ -26,7 +26,7 @@ def load_cases(res):
         elif c["status"] == "ok":
             c["wall"] = (c["elapsed_s"], None, 1)
         s = c.get("summary")
-        # Plain runs that wrote their own summary (bench.sh case_run --reps):
+        # Plain runs that wrote their own summary (bench.sh paired_rounds):
         # with the instrumented run's, the latency percentiles of every run.
         reps = [(os.path.basename(r)[4:], os.path.join(r, "summary.json"))
                 for r in sorted(glob.glob(os.path.join(d, "rep.*")))]

@@ -97,24 +97,19 @@ run() { log "$@"; "$@"; }
 
 failed=0
 
-# case NAME LIMIT [--stderr-log] [--reps] INSTRUMENTED_CMD... -- PLAIN_CMD...
+# case NAME LIMIT [--stderr-log] [--rounds] INSTRUMENTED_CMD... -- PLAIN_CMD...
 # One instrumented run under LIMIT (run_case.py: summary, memory, progress),
 # then up to `runs` plain runs with hyperfine while they fit in $repeat_s s.
 # With --stderr-log after LIMIT, the instrumented run's stderr is DIR/sched.log.
-# With --reps, each plain run (a fastbf-replay) also writes its summary, to
-# DIR/rep.*/, so that report.py takes latency percentiles as medians over
-# all runs: one run's p50 of a 10 µs decision moves with the machine's load.
-#
-# With --rounds instead of --reps, no plain run is made here: the case's
-# plain command is kept for paired_rounds (below), which runs it in rounds
-# alternating with the other worker counts of the same depth and policy.
+# With --rounds, no plain run is made here: the case's plain command is
+# kept for paired_rounds (below), which runs it in rounds alternating with
+# the other worker counts of the same depth and policy.
 declare -A plain_of=()
 case_run() {
-    local name=$1 lim=$2 dir=$res/cases/$1 reps=0 rounds=0
+    local name=$1 lim=$2 dir=$res/cases/$1 rounds=0
     shift 2
     local -a inst=() plain=() opt=()
     if [ "$1" = --stderr-log ]; then opt=(--stderr-log); shift; fi
-    if [ "$1" = --reps ]; then reps=1; shift; fi
     if [ "$1" = --rounds ]; then rounds=1; shift; fi
     while [ "$1" != -- ]; do inst+=("$1"); shift; done
     shift
@@ -134,7 +129,6 @@ print(0 if c["status"]!="ok" else min(int(sys.argv[2]), int(float(sys.argv[3])/m
     if [ "$n" -ge 2 ]; then
         local cmdline
         cmdline=$(q timeout -k 5 $((lim * 2)) "${plain[@]}")
-        [ "$reps" = 1 ] && cmdline+=" --out \"\$(mktemp -d $(q "$dir")/rep.XXXXXX)\""
         run hyperfine --runs "$n" --style none --export-json "$dir/hyperfine.json" \
             --command-name "$name" "$cmdline" || { echo "  hyperfine failed"; failed=1; }
     fi
