@@ -109,14 +109,6 @@ static int64_t range_ext(const fbf_profile *p, uint32_t x, unsigned h, int64_t b
     return res;
 }
 
-/*
- * The last key k with lo < k < hi and used(k) > limit under x (keys above
- * lb); end is used() after x's last key (base + x's sum), so the walk runs
- * backward from the right without a prefix pass: used at a key is end
- * less the deltas after it. Children whose maxp says no key exceeds limit
- * are skipped; a child wholly inside the range that is not skipped surely
- * holds an answer, so the cost stays O(height * INNER_MAX).
- */
 /* Where last_above found its key: the leaf, the key's index in it and
  * used() at the key, so that a caller can go on forward from there. */
 typedef struct found_at {
@@ -125,6 +117,14 @@ typedef struct found_at {
     int64_t used;
 } found_at;
 
+/*
+ * The last key k with lo < k < hi and used(k) > limit under x (keys above
+ * lb); end is used() after x's last key (base + x's sum), so the walk runs
+ * backward from the right without a prefix pass: used at a key is end
+ * less the deltas after it. Children whose maxp says no key exceeds limit
+ * are skipped; a child wholly inside the range that is not skipped surely
+ * holds an answer, so the cost stays O(height * INNER_MAX).
+ */
 static bool last_above(const fbf_profile *p, uint32_t x, unsigned h, int64_t end, double lb,
                        double lo, double hi, int64_t limit, double *out, found_at *at)
 {

@@ -31,6 +31,7 @@
 #include "engine/power.h"
 #include "io/bv4_session.h"
 #include "policies/registry.h"
+#include "tests/fuzz/batsim_envelope.h"
 
 static const char begins[] =
     "{\"now\":0.000000,\"events\":[{\"timestamp\":0.000000,\"type\":\"SIMULATION_BEGINS\","
@@ -47,13 +48,7 @@ static void check_reply(const char *reply, size_t len)
 {
     if (!reply || strlen(reply) != len)
         abort();
-    cJSON *r = cJSON_ParseWithLength(reply, len);
-    if (!cJSON_IsObject(r) || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(r, "now")) ||
-        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(r, "events"))) {
-        fprintf(stderr, "reply is not a Batsim message: %.*s\n", (int)len, reply);
-        abort();
-    }
-    cJSON_Delete(r);
+    fbf_fuzz_check_envelope("reply", reply, len);
 }
 
 /* Whether the first message declares a platform of more than 4096

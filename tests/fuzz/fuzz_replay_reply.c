@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/fuzz/batsim_envelope.h"
 #include "tools/lib/workload.h"
 #include "tools/replay/machines.h"
 #include "tools/replay/replay.h"
@@ -44,13 +45,7 @@ typedef struct script_tr {
 
 static void check_request(const char *req, size_t len)
 {
-    cJSON *m = cJSON_ParseWithLength(req, len);
-    if (!cJSON_IsObject(m) || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(m, "now")) ||
-        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(m, "events"))) {
-        fprintf(stderr, "request is not a Batsim message: %.*s\n", (int)len, req);
-        abort();
-    }
-    cJSON_Delete(m);
+    fbf_fuzz_check_envelope("request", req, len);
 }
 
 static int script_exchange(fbf_transport *base, const char *req, size_t len,
