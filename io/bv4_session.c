@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "io/bv4_check.h"
+#include "io/json_pipe.h"
 #include "io/json_stream.h"
 #include "io/bv4_fetch.h"
 #include "io/bv4_power.h"
@@ -231,11 +232,19 @@ typedef struct event_source {
     const cJSON *next;       /* whole message: the next event */
     fbf_json_stream *stream; /* NULL for a whole message */
     fbf_bv4_checker *checker;
+    fbf_json_pipe *pipe; /* the stream, parsed and checked on a helper thread */
 } event_source;
+
+static int check_streamed(void *checker, const cJSON *ev, fbf_error *err)
+{
+    return fbf_bv4_check_event(checker, ev, err);
+}
 
 /* 1 and *ev, 0 at the end, or a checking error (already worded). */
 static int next_event(event_source *src, const cJSON **ev, fbf_error *err)
 {
+    if (src->pipe)
+        return fbf_json_pipe_next(src->pipe, ev, err);
     if (!src->stream) {
         *ev = src->next;
         if (*ev)
@@ -285,6 +294,16 @@ static int apply(fbf_bv4_session *s, event_source *src, cJSON *answers, fbf_erro
         index++;
     }
     return more;
+}
+
+/* apply(), then the helper thread (if any) is stopped and joined, so that
+ * the stream and the checker are this thread's again, whatever happened. */
+static int apply_all(fbf_bv4_session *s, event_source *src, cJSON *answers, fbf_error *err)
+{
+    int rc = apply(s, src, answers, err);
+    fbf_json_pipe_destroy(src->pipe);
+    src->pipe = NULL;
+    return rc;
 }
 
 /* Fills each pending estimate_waiting_time answer from the engine, now
@@ -365,6 +384,14 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
             fbf_bv4_checker_init(&checker, env.now, s->begun);
             src.stream = &stream;
             src.checker = &checker;
+            /* With workers to spare, the events are parsed and checked on
+             * a helper thread while this one applies them (io/json_pipe.h);
+             * without a thread, as before. */
+            fbf_error perr;
+            if (s->opt.engine.workers > 1 &&
+                fbf_json_pipe_start(&src.pipe, &stream, check_streamed, &checker, &perr) < 0 &&
+                s->opt.log)
+                fprintf(s->opt.log, "fastbf: %s; parsing on the I/O thread\n", perr.text);
         }
     }
     double now;
@@ -395,7 +422,7 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
         rc = fbf_errorf(err, -ENOMEM, "out of memory");
     else if ((rc = fbf_engine_begin(s->engine, now, &inner)) < 0)
         fbf_errorf(err, rc, "now: %s", inner.text);
-    else if ((rc = apply(s, &src, answers, err)) == 0 &&
+    else if ((rc = apply_all(s, &src, answers, err)) == 0 &&
              (!src.stream || (rc = fbf_bv4_checker_end(&checker, err)) == 0) &&
              (!sub || s->ended ||
               (rc = fbf_bv4_register_due(sub, now, registrations,
@@ -407,6 +434,7 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
         if (fbf_bv4_reply_build(s, registrations, answers) < 0)
             rc = fbf_errorf(err, -ENOMEM, "out of memory building the reply");
     }
+    fbf_json_pipe_destroy(src.pipe); /* when apply_all() did not run */
     fbf_json_arena_release(s->arena); /* root is dead from here */
     cJSON_Delete(answers);
     cJSON_Delete(registrations);

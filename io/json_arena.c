@@ -141,9 +141,8 @@ void fbf_json_arena_release(fbf_json_arena *a)
         drop_blocks(a);
 }
 
-cJSON *fbf_json_arena_parse(fbf_json_arena *a, const char *text, size_t len, const char **end)
+static cJSON *parse_into(fbf_json_arena *a, const char *text, size_t len, const char **end)
 {
-    reset(a);
     a->failed = 0;
     tl_filling = a;
     const char *stop = NULL;
@@ -151,11 +150,29 @@ cJSON *fbf_json_arena_parse(fbf_json_arena *a, const char *text, size_t len, con
     tl_filling = NULL;
     if (end)
         *end = stop;
-    if (!root) {
-        fbf_json_arena_release(a);
+    if (!root)
         errno = a->failed ? ENOMEM : EINVAL;
+    return root;
+}
+
+cJSON *fbf_json_arena_parse(fbf_json_arena *a, const char *text, size_t len, const char **end)
+{
+    reset(a);
+    cJSON *root = parse_into(a, text, len, end);
+    if (!root) {
+        int e = errno;
+        fbf_json_arena_release(a);
+        errno = e;
     }
     return root;
 }
+
+cJSON *fbf_json_arena_parse_more(fbf_json_arena *a, const char *text, size_t len,
+                                 const char **end)
+{
+    return parse_into(a, text, len, end);
+}
+
+void fbf_json_arena_clear(fbf_json_arena *a) { reset(a); }
 
 size_t fbf_json_arena_footprint(const fbf_json_arena *a) { return a->total; }

@@ -42,6 +42,16 @@ void fbf_json_arena_destroy(fbf_json_arena *a);
  * is set just past the parsed value. */
 cJSON *fbf_json_arena_parse(fbf_json_arena *a, const char *text, size_t len, const char **end);
 
+/* As fbf_json_arena_parse(), but the trees parsed before stay valid: the
+ * arena holds every tree parsed since the last fbf_json_arena_clear() (or
+ * fbf_json_arena_parse()). On failure the earlier trees stay valid too. */
+cJSON *fbf_json_arena_parse_more(fbf_json_arena *a, const char *text, size_t len,
+                                 const char **end);
+
+/* Drops every tree, keeping one block sized for what they needed (below
+ * the keep limit), for the next run of fbf_json_arena_parse_more(). */
+void fbf_json_arena_clear(fbf_json_arena *a);
+
 /* Ends the current tree's life early, giving back blocks above the keep
  * limit; the arena stays usable. */
 void fbf_json_arena_release(fbf_json_arena *a);

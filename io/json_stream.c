@@ -32,7 +32,9 @@ static int fail(fbf_json_stream *s, int rc, fbf_error *err, const char *what)
 static int value(fbf_json_stream *s, cJSON **out, fbf_error *err)
 {
     const char *stop = NULL;
-    cJSON *v = fbf_json_arena_parse(s->arena, s->cur, (size_t)(s->end - s->cur), &stop);
+    size_t n = (size_t)(s->end - s->cur);
+    cJSON *v = s->keep ? fbf_json_arena_parse_more(s->arena, s->cur, n, &stop)
+                       : fbf_json_arena_parse(s->arena, s->cur, n, &stop);
     if (!v) {
         if (errno == ENOMEM)
             return fail(s, -ENOMEM, err, "");

@@ -37,6 +37,11 @@ typedef int (*fbf_json_member_fn)(void *ctx, const char *key, const cJSON *value
 
 typedef struct fbf_json_stream {
     fbf_json_arena *arena;
+    /* false: each parse drops the previous tree (the contract above);
+     * true: trees accumulate in the arena until its owner clears it
+     * (fbf_json_arena_clear), so that several elements stay alive at once
+     * (io/json_pipe.h). The arena may be switched between calls. */
+    bool keep;
     const char *text, *cur, *end;
     const char *array_key;
     fbf_json_member_fn member;

@@ -3,7 +3,9 @@
  * one event at a time. The same request with "events" written before
  * "now" cannot be streamed and is parsed whole, so the two forms of one
  * message must give byte-identical replies under every policy, and the
- * same refusal, word for word, when an event is bad.
+ * same refusal, word for word, when an event is bad; with more than one
+ * worker, the streamed events are parsed on a helper thread
+ * (io/json_pipe.h), with the same results.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -153,19 +155,29 @@ static void same_replies(const char *policy, unsigned workers)
 
 static void test_fcfs(void **state) { (void)state, same_replies("fcfs", 1); }
 static void test_easy(void **state) { (void)state, same_replies("easy", 2); }
-static void test_conservative(void **state) { (void)state, same_replies("conservative", 1); }
+static void test_conservative(void **state)
+{
+    (void)state;
+    same_replies("conservative", 1);
+    same_replies("conservative", 3);
+}
 
+/* a streamed (on this thread with 1 worker, through the parse thread of
+ * io/json_pipe.h with 2), b parsed whole: the same refusal. */
 static void same_refusal(const char *a, const char *b, const char *want)
 {
-    fbf_error ea = {0}, eb = {0};
-    fbf_bv4_session *s1 = begun("easy", 1), *s2 = begun("easy", 1);
+    fbf_error ea = {0}, ep = {0}, eb = {0};
+    fbf_bv4_session *s1 = begun("easy", 1), *s2 = begun("easy", 1), *s3 = begun("easy", 2);
     handle(s1, a, -EPROTO, &ea);
     handle(s2, b, -EPROTO, &eb);
+    handle(s3, a, -EPROTO, &ep);
     if (!strstr(ea.text, want))
         fail_msg("streamed: '%s', expected '%s'", ea.text, want);
     assert_string_equal(ea.text, eb.text);
+    assert_string_equal(ep.text, eb.text);
     fbf_bv4_session_destroy(s1);
     fbf_bv4_session_destroy(s2);
+    fbf_bv4_session_destroy(s3);
 }
 
 static void test_bad_event_refused_alike(void **state)
@@ -202,14 +214,16 @@ static void test_bad_event_refused_alike(void **state)
     a = message(0, events, true);
     char *cut = strstr(a + strlen(a) / 2, "\"res\":");
     cut[5] = '{';
-    s = begun("fcfs", 1);
-    handle(s, a, -EPROTO, &err);
     char want[96];
     snprintf(want, sizeof want, "malformed JSON message near byte %ld: not a JSON value",
              (long)(cut - a) + 5);
-    if (!strstr(err.text, want))
-        fail_msg("'%s', expected '%s'", err.text, want);
-    fbf_bv4_session_destroy(s);
+    for (unsigned w = 1; w <= 2; w++) {
+        s = begun("fcfs", w);
+        handle(s, a, -EPROTO, &err);
+        if (!strstr(err.text, want))
+            fail_msg("%u workers: '%s', expected '%s'", w, err.text, want);
+        fbf_bv4_session_destroy(s);
+    }
     free(a);
 
     /* A now that is not a number, and no begin. */
