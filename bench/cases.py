@@ -37,6 +37,9 @@ def load_cases(res):
             # round 0 (the cases of one depth and policy run back to back).
             c["lat_rounds"] = {0: s["latency_s"]["p50"]}
             c["lat_rounds"].update({int(t): r["p50"] for t, r in reps if t.isdigit()})
+            # The longest exchange of a deep run is its submission burst.
+            c["burst_rounds"] = {0: s["latency_s"]["max"]}
+            c["burst_rounds"].update({int(t): r["max"] for t, r in reps if t.isdigit()})
         if kind == "deep" or (not s and c["status"] == "over"):
             # fastbf's log: the mean exchange after the submission burst
             # (a deep run's burst would swamp a mean over K exchanges).
@@ -98,10 +101,11 @@ def lat_ratio(a, b, key):
     return x / y if x and y else None
 
 
-def paired_ratio(a, b):
-    """(median, min, max, rounds) of a's p50 over b's p50 taken in the same
-    round (bench.sh paired_rounds), or None without two common rounds."""
-    ra, rb = (a or {}).get("lat_rounds", {}), (b or {}).get("lat_rounds", {})
+def paired_ratio(a, b, key="lat_rounds"):
+    """(median, min, max, rounds) of a's p50 (key "burst_rounds": longest
+    exchange) over b's taken in the same round (bench.sh paired_rounds), or
+    None without two common rounds."""
+    ra, rb = (a or {}).get(key, {}), (b or {}).get(key, {})
     r = [ra[k] / rb[k] for k in ra if k in rb and rb[k] > 0]
     return (statistics.median(r), min(r), max(r), len(r)) if len(r) >= 2 else None
 

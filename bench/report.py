@@ -457,8 +457,35 @@ def main():
                 rows.append([p, f"{n:,}"] + cells)
                 if len(pts) > 1:
                     sp.append((f"{p} {n:,}", pts, "with linespoints lw 2"))
-        w(table(["policy", "jobs pending"] + [f"{k} worker{'s' if k > 1 else ''}{' *' if k > cores else ''}"
-                                              for k in workers], rows))
+        heads = [f"{k} worker{'s' if k > 1 else ''}{' *' if k > cores else ''}" for k in workers]
+        w(table(["policy", "jobs pending"] + heads, rows))
+        w("")
+        w("**The submission burst** (the same runs): the longest exchange of each run, the one "
+          "that submits all N jobs, median over the runs with its range, and the speedup "
+          "paired by round as above. With 2 workers or more, a helper thread parses and checks "
+          "the burst's events while the I/O thread applies them (`io/json_pipe.h`).\n")
+        rows = []
+        for p in ("easy", "conservative"):
+            for n in deep:
+                base = idx.get(("deep", str(n), p, "inproc", 1))
+                cells = []
+                for k in workers:
+                    c = idx.get(("deep", str(n), p, "inproc", k))
+                    b = sorted((c or {}).get("burst_rounds", {}).values())
+                    if not b:
+                        cells.append("—"); continue
+                    paired = paired_ratio(base, c, "burst_rounds") if k > 1 else None
+                    cell = (f"{fmt_s(statistics.median(b))} ({fmt_s(b[0])}–{fmt_s(b[-1])}, "
+                            f"{len(b)} runs)")
+                    if k == 1:
+                        cell += ", **1.00×**"
+                    elif paired:
+                        cell += (f", **{paired[0]:.2f}×** ({paired[1]:.2f}–{paired[2]:.2f} "
+                                 f"over {paired[3]} rounds)")
+                    cells.append(cell)
+                if any(x != "—" for x in cells):
+                    rows.append([p, f"{n:,}"] + cells)
+        w(table(["policy", "jobs pending"] + heads, rows))
         w("")
         plots["speedup"] = plot(pdir, datdir, "speedup", f"Speedup vs workers ({cores} cores)",
                                 "workers", "p50 speedup vs 1 worker (higher is better)",
