@@ -29,10 +29,11 @@ done
 # seconds they may take together, micro-benchmark filter.
 if [ "$mode" = quick ]; then
     depths="1000 10000"; limit=${limit:-6}; runs=3; repeat_s=5; echo_trips=5000; ratio_pairs=3
+    tput_runs=5
     mb_filter='BM_Idset|BM_JobsFind|BM_Decide/easy/workers:1/waiting:(1000|10000)/|BM_Decide/conservative/workers:1/waiting:1000/'
 else
     depths="1000 10000 100000 1000000"; limit=${limit:-60}; runs=5; repeat_s=60; echo_trips=20000
-    ratio_pairs=7
+    ratio_pairs=7; tput_runs=15
     mb_filter='BM_' # every micro-benchmark
 fi
 [[ "$limit" =~ ^[0-9]+$ && "$limit" -gt 0 ]] || die "--limit: '$limit' is not a whole number of seconds > 0"
@@ -211,6 +212,16 @@ run python3 bench/socket_ratio.py --bin "$bin" --trace "$ratio_trace" --pairs "$
     --out "$res/socket_ratio.json" || failed=1
 run python3 bench/socket_ratio.py --bin "$bin" --trace "$ratio_trace" --pairs "$ratio_pairs" \
     --pin 0 --out "$res/socket_ratio_pinned.json" || failed=1
+
+# The replayer in process with the cheapest scheduler: simulated jobs per
+# second over a full replay of the same trace (summary.json's jobs_per_s,
+# which leaves out reading the trace), run after run.
+echo "== replayer throughput in process (fcfs, $tput_runs runs)"
+mkdir -p "$res/throughput"
+for i in $(seq "$tput_runs"); do
+    run "$build/fastbf-replay" "$ratio_trace" --inproc --policy fcfs --quiet \
+        --out "$res/throughput/$i" >/dev/null || failed=1
+done
 
 # Each deep case is the submission burst of N jobs and then the first K
 # exchanges (--max-exchanges): decisions at about N waiting, which a full
