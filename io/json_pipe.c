@@ -7,7 +7,7 @@
  * (head + filled) % N outside the lock, and only while filled < N. A batch
  * with `last` set is the helper's final one: its elements, then its rc
  * (0: the stream ended well) close the sequence. `stop` asks the helper
- * to quit at its next element.
+ * to quit before its next batch.
  */
 #include "io/json_pipe.h"
 
