@@ -12,7 +12,7 @@
  * batches ahead of the consumer; a batch goes back to the helper once the
  * consumer has moved past it, so at most FBF_JSON_PIPE_BATCHES batches of
  * trees exist at once, whatever the array's length. Batches change hands
- * under one mutex (a batch is a thousand elements, so the hand-off is
+ * under one mutex (a batch is a few hundred elements, so the hand-off is
  * rare), which orders the trees' memory between the two threads.
  *
  * Contract:
@@ -38,8 +38,12 @@
 #include "engine/error.h"
 #include "io/json_stream.h"
 
+/* 4 batches of 256 Batsim events: about 150 KB of trees each. Batches of
+ * 1,024 were as fast on 1e5 and 1e6 submissions, but their arenas' first
+ * touch (a thousand more page faults) made a burst of 1e4 submissions
+ * slower with 2 workers than with 1. */
 #define FBF_JSON_PIPE_BATCHES 4
-#define FBF_JSON_PIPE_BATCH 1024 /* elements per batch */
+#define FBF_JSON_PIPE_BATCH 256 /* elements per batch */
 
 typedef struct fbf_json_pipe fbf_json_pipe;
 
