@@ -371,6 +371,7 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
     fbf_bv4_checker checker;
     envelope env = {0};
     event_source src = {0};
+    double now = 0;
     int rc = 0;
     /* Redis mode needs the whole message (one pipelined fetch), and so
      * does the first one (it may turn Redis on). */
@@ -381,7 +382,10 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
         if (rc == 0 || !env.has_now)
             rc = 0; /* events absent, or before now: the whole parse says what is wrong */
         else {
-            fbf_bv4_checker_init(&checker, env.now, s->begun);
+            /* env is the helper's from here: a "now" after the events
+             * would reach it there (and change nothing, as unstreamed). */
+            now = env.now;
+            fbf_bv4_checker_init(&checker, now, s->begun);
             src.stream = &stream;
             src.checker = &checker;
             /* With workers to spare, the events are parsed and checked on
@@ -394,7 +398,6 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
                 fprintf(s->opt.log, "fastbf: %s; parsing on the I/O thread\n", perr.text);
         }
     }
-    double now;
     if (!src.stream) {
         cJSON *root = NULL;
         rc = fbf_bv4_check(s->arena, req, len, s->begun, &root, err);
@@ -411,8 +414,7 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
         s->begun = true;
         now = fbf_json_get(root, "now")->valuedouble;
         src.next = fbf_json_get(root, "events")->child;
-    } else
-        now = env.now;
+    }
     s->nb_messages++;
     cJSON *answers = cJSON_CreateArray();
     cJSON *registrations = cJSON_CreateArray();

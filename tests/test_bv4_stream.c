@@ -162,6 +162,25 @@ static void test_conservative(void **state)
     same_replies("conservative", 3);
 }
 
+/* Members after the events reach the stream's callback, on the parse
+ * thread with 2 workers: a second "now" there changes nothing. */
+static void test_member_after_the_events(void **state)
+{
+    (void)state;
+    char *events = first_events(9000, -1);
+    text t = {0};
+    put(&t, "{\"now\":0.000000,\"events\":[%s],\"now\":0.000000}", events);
+    assert_true(t.n >= FBF_BV4_STREAM_MIN);
+    fbf_error err;
+    fbf_bv4_session *one = begun("easy", 1), *two = begun("easy", 2);
+    char *r1 = handle(one, t.p, 0, &err), *r2 = handle(two, t.p, 0, &err);
+    assert_string_equal(r1, r2);
+    assert_non_null(strstr(r1, "EXECUTE_JOB"));
+    free(r1), free(r2), free(t.p), free(events);
+    fbf_bv4_session_destroy(one);
+    fbf_bv4_session_destroy(two);
+}
+
 /* a streamed (on this thread with 1 worker, through the parse thread of
  * io/json_pipe.h with 2), b parsed whole: the same refusal. */
 static void same_refusal(const char *a, const char *b, const char *want)
@@ -244,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_easy),
         cmocka_unit_test(test_conservative),
         cmocka_unit_test(test_bad_event_refused_alike),
+        cmocka_unit_test(test_member_after_the_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
