@@ -2,7 +2,7 @@
  * json_arena: bump allocation for cJSON parse trees (see json_arena.h).
  *
  * Invariants: `head` is the block being filled, older blocks follow it;
- * tl_filling is set only for the duration of one fbf_json_arena_parse()
+ * tl_filling is set only for the duration of one parse (parse_into())
  * on this thread, so the hooks route to the arena exactly while cJSON
  * builds that tree. A free() that cJSON issues meanwhile (it discards a
  * half-built tree on malformed input) targets arena memory, and is a

@@ -1,6 +1,7 @@
 /*
  * test_json_arena: io/json_arena's contract: trees parsed into an arena
- * stay valid until the next parse, memory is reused and bounded, errors
+ * stay valid until the next parse (or, parsed with parse_more, until the
+ * next clear), memory is reused and bounded, errors
  * are told apart, and every other cJSON use in the process is unaffected
  * by the allocation hooks the arena installs.
  */
@@ -125,6 +126,42 @@ static void other_cjson_use_is_unaffected(void **state)
     fbf_json_arena_destroy(a);
 }
 
+/* parse_more: every tree since the last clear stays valid, across new
+ * blocks; clear keeps one block sized for them; a failure leaves the
+ * earlier trees alone. */
+static void parse_more_keeps_earlier_trees(void **state)
+{
+    (void)state;
+    fbf_json_arena *a = fbf_json_arena_create();
+    cJSON *trees[3000];
+    char msg[128];
+    size_t first = 0;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 3000; i++) {
+            int n = snprintf(msg, sizeof msg, "{\"id\":\"job%d\",\"res\":%d}", i, i % 7);
+            assert_non_null(trees[i] = fbf_json_arena_parse_more(a, msg, (size_t)n, NULL));
+        }
+        assert_null(fbf_json_arena_parse_more(a, "{\"id\":", 6, NULL));
+        assert_int_equal(errno, EINVAL);
+        for (int i = 0; i < 3000; i++) {
+            char want[32];
+            snprintf(want, sizeof want, "job%d", i);
+            assert_string_equal(cJSON_GetObjectItemCaseSensitive(trees[i], "id")->valuestring,
+                                want);
+            assert_int_equal(cJSON_GetObjectItemCaseSensitive(trees[i], "res")->valueint, i % 7);
+        }
+        size_t grown = fbf_json_arena_footprint(a);
+        assert_true(grown > (size_t)64 << 10); /* more than the first block */
+        if (round == 0)
+            first = grown;
+        else /* the cleared arena's one block held the same trees again */
+            assert_int_equal(grown, first);
+        fbf_json_arena_clear(a);
+        assert_int_equal(fbf_json_arena_footprint(a), grown); /* one block as big */
+    }
+    fbf_json_arena_destroy(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -133,6 +170,7 @@ int main(void)
         cmocka_unit_test(huge_message_is_given_back),
         cmocka_unit_test(malformed_is_einval_and_arena_stays_usable),
         cmocka_unit_test(other_cjson_use_is_unaffected),
+        cmocka_unit_test(parse_more_keeps_earlier_trees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
