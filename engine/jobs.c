@@ -133,24 +133,36 @@ int fbf_jobs_add(fbf_jobs *js, const char *id, fbf_job_h *out)
         return -E2BIG;
     key_entry probe = {.id = id, .h = FBF_JOB_NONE};
     unsigned long hv = CK_HS_HASH(&js->map, entry_hash, &probe);
-    if (ck_hs_get(&js->map, hv, &probe))
-        return -EEXIST;
 
     fbf_job_h h = (fbf_job_h)js->count;
     size_t c = h >> CHUNK_BITS;
     if (!js->chunks[c] && !(js->chunks[c] = malloc(CHUNK_SIZE * sizeof(fbf_job))))
         return -ENOMEM;
 
+    /* ck_hs_put() refuses a key already present, so one probe both checks
+     * and inserts; a refusal gives the two bump allocations back. */
+    arena_block *was = js->arena;
+    size_t was_used = was ? was->used : 0;
     size_t len = strlen(id) + 1;
     char *copy = arena_alloc(js, len, 1);
-    key_entry *e = arena_alloc(js, sizeof *e, _Alignof(key_entry));
-    if (!copy || !e)
+    key_entry *e = copy ? arena_alloc(js, sizeof *e, _Alignof(key_entry)) : NULL;
+    if (e) {
+        memcpy(copy, id, len);
+        e->id = copy;
+        e->h = h;
+    }
+    if (!e || !ck_hs_put(&js->map, hv, e)) {
+        while (js->arena != was) {
+            arena_block *nb = js->arena;
+            js->arena = nb->prev;
+            free(nb);
+        }
+        if (was)
+            was->used = was_used;
+        if (e && ck_hs_get(&js->map, hv, &probe))
+            return -EEXIST;
         return -ENOMEM;
-    memcpy(copy, id, len);
-    e->id = copy;
-    e->h = h;
-    if (!ck_hs_put(&js->map, hv, e))
-        return -ENOMEM;
+    }
 
     fbf_job *j = &js->chunks[c][h & (CHUNK_SIZE - 1)];
     memset(j, 0, sizeof *j);
