@@ -47,9 +47,13 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
     s->last_call = s->energy = NAN;
     s->arena = fbf_json_arena_create();
     s->fetch = fbf_bv4_fetch_create();
-    if (!s->arena || !s->fetch) {
+    s->answers = cJSON_CreateArray();
+    s->registrations = cJSON_CreateArray();
+    if (!s->arena || !s->fetch || !s->answers || !s->registrations) {
         fbf_json_arena_destroy(s->arena);
         fbf_bv4_fetch_destroy(s->fetch);
+        cJSON_Delete(s->answers);
+        cJSON_Delete(s->registrations);
         free(s);
         fbf_errorf(err, -ENOMEM, "out of memory");
         return NULL;
@@ -62,6 +66,8 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
     if (!s->engine) {
         fbf_json_arena_destroy(s->arena);
         fbf_bv4_fetch_destroy(s->fetch);
+        cJSON_Delete(s->answers);
+        cJSON_Delete(s->registrations);
         free(s);
         return NULL;
     }
@@ -75,6 +81,8 @@ void fbf_bv4_session_destroy(fbf_bv4_session *s)
     fbf_engine_destroy(s->engine);
     fbf_json_arena_destroy(s->arena);
     fbf_bv4_fetch_destroy(s->fetch);
+    cJSON_Delete(s->answers);
+    cJSON_Delete(s->registrations);
     fbf_jbuf_fini(&s->out);
     free(s);
 }
@@ -357,6 +365,13 @@ static int on_member(void *ctx, const char *key, const cJSON *v, fbf_error *err)
     return rc;
 }
 
+/* cJSON_Delete() frees an item and every sibling after it. */
+static void empty(cJSON *array)
+{
+    cJSON_Delete(array->child);
+    array->child = NULL;
+}
+
 int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
                            const char **reply, size_t *reply_len, fbf_error *err)
 {
@@ -416,13 +431,10 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
         src.next = fbf_json_get(root, "events")->child;
     }
     s->nb_messages++;
-    cJSON *answers = cJSON_CreateArray();
-    cJSON *registrations = cJSON_CreateArray();
+    cJSON *answers = s->answers, *registrations = s->registrations;
     fbf_error inner;
     fbf_bv4_register *sub = s->opt.submitter;
-    if (!answers || !registrations)
-        rc = fbf_errorf(err, -ENOMEM, "out of memory");
-    else if ((rc = fbf_engine_begin(s->engine, now, &inner)) < 0)
+    if ((rc = fbf_engine_begin(s->engine, now, &inner)) < 0)
         fbf_errorf(err, rc, "now: %s", inner.text);
     else if ((rc = apply_all(s, &src, answers, err)) == 0 &&
              (!src.stream || (rc = fbf_bv4_checker_end(&checker, err)) == 0) &&
@@ -438,8 +450,8 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
     }
     fbf_json_pipe_destroy(src.pipe); /* when apply_all() did not run */
     fbf_json_arena_release(s->arena); /* root is dead from here */
-    cJSON_Delete(answers);
-    cJSON_Delete(registrations);
+    empty(answers);
+    empty(registrations);
     if (rc < 0)
         return rc;
     if (s->opt.log) {

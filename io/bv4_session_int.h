@@ -26,6 +26,9 @@ struct fbf_bv4_session {
     fbf_json_arena *arena; /* holds the request being handled */
     fbf_bv4_fetch *fetch;  /* Redis mode: job descriptions from the store */
     fbf_jbuf out; /* the reply's text, reused across messages */
+    /* Events other modules build for the reply as trees; empty between
+     * messages, kept so that a message costs no array allocation. */
+    cJSON *answers, *registrations;
     unsigned long nb_messages;
     bool query_due, final_query; /* query_energy */
     double energy; /* the last consumed_energy answered, NAN before */
