@@ -217,9 +217,14 @@ int fbf_engine_complete(fbf_engine *e, const char *id, fbf_error *err)
     fbf_job_h h = fbf_engine_find(e, id);
     if (h == FBF_JOB_NONE)
         return fbf_errorf(err, -ENOENT, "unknown job %s", id);
+    return fbf_engine_complete_job(e, h, err);
+}
+
+int fbf_engine_complete_job(fbf_engine *e, fbf_job_h h, fbf_error *err)
+{
     fbf_job *j = fbf_jobs_get(e->jobs, h);
     if (j->state != FBF_JOB_RUNNING)
-        return fbf_errorf(err, -EINVAL, "job %s ended but it is %s, not running", id,
+        return fbf_errorf(err, -EINVAL, "job %s ended but it is %s, not running", j->id,
                           state_name(j->state));
     if (fbf_idset_union(&e->free_set, &j->alloc) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");

@@ -130,6 +130,9 @@ int fbf_engine_submit(fbf_engine *e, const char *id, double subtime, int64_t res
  * its resources are free again. -ENOENT unknown id, -EINVAL not running
  * (err names the job and its state). */
 int fbf_engine_complete(fbf_engine *e, const char *id, fbf_error *err);
+/* As fbf_engine_complete(), for a handle the caller already looked up
+ * (fbf_engine_find()); -EINVAL if it is not running. */
+int fbf_engine_complete_job(fbf_engine *e, fbf_job_h h, fbf_error *err);
 
 /* Machine states and energy saving (engine/power.h). Before the
  * platform is set (-EINVAL after); the default is fbf_power_config_default()

@@ -174,7 +174,7 @@ static int on_completed(fbf_bv4_session *s, const char *field, const char *id,
         }
     }
     fbf_error inner;
-    int rc = fbf_engine_complete(s->engine, id, &inner);
+    int rc = fbf_engine_complete_job(s->engine, h, &inner);
     return rc < 0 ? fbf_errorf(err, rc, "%s: %s", field, inner.text) : 0;
 }
 
