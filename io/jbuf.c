@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void fbf_jbuf_fini(fbf_jbuf *b)
 {
@@ -69,16 +70,30 @@ void fbf_jbuf_str(fbf_jbuf *b, const char *s)
     fbf_jbuf_lit(b, "\"");
 }
 
+/* "00".."99": two digits per division, which halves the divisions of the
+ * times and ids that every event carries. */
+static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233"
+                               "34353637383940414243444546474849505152535455565758596061626364656667"
+                               "6869707172737475767778798081828384858687888990919293949596979899";
+
 size_t fbf_jbuf_digits(char *out, uint64_t v)
 {
     char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
+    size_t i = sizeof tmp;
+    while (v >= 100) {
+        size_t k = (size_t)(v % 100) * 2;
+        v /= 100;
+        tmp[--i] = pairs[k + 1];
+        tmp[--i] = pairs[k];
+    }
+    if (v >= 10) {
+        tmp[--i] = pairs[v * 2 + 1];
+        tmp[--i] = pairs[v * 2];
+    } else {
+        tmp[--i] = (char)('0' + v);
+    }
+    size_t n = sizeof tmp - i;
+    memcpy(out, tmp + i, n);
     return n;
 }
 
@@ -128,14 +143,14 @@ void fbf_jbuf_time(fbf_jbuf *b, double v)
         fbf_jbuf_lit(b, ".000000");
         return;
     }
+    if (!isfinite(v)) { /* never sent by the simulator; keep JSON valid */
+        fbf_jbuf_lit(b, "null"); /* "%f" would print inf, which reads back */
+        return;
+    }
     char buf[64];
     int n = snprintf(buf, sizeof buf, "%f", v);
     if (n > 0 && (size_t)n < sizeof buf && strtod(buf, NULL) == v) {
         fbf_jbuf_raw(b, buf, (size_t)n);
-        return;
-    }
-    if (!isfinite(v)) { /* never sent by the simulator; keep JSON valid */
-        fbf_jbuf_lit(b, "null");
         return;
     }
     shortest(b, v);
