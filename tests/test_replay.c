@@ -317,6 +317,31 @@ static void test_requested_calls(void **state)
     result_free(&r);
 }
 
+static void test_reply_now_moves_the_clock(void **state)
+{
+    (void)state;
+    /* Job 1 (subtime 0) ends at 10: the scheduler's empty answer to
+     * SIMULATION_BEGINS says 3, so job 1 is submitted and starts at 3, and
+     * its completion at 13 is answered "now 16", so job 2 (subtime 14)
+     * arrives and starts at 16. An empty reply's now is read, not assumed
+     * to be the request's. */
+    const char *wl = fbf_test_tmp_write("slow.swf", "; MaxProcs: 1\n1 0 -1 10 1 -1 -1 1 20\n"
+                                                    "2 14 -1 10 1 -1 -1 1 20\n");
+    const char *out = fbf_test_tmp_path("slow");
+    result r = with_sched(FBF_TRF_SLOW, wl, out, NULL);
+    if (r.rc != 0)
+        fail_msg("rc %d: %s", r.rc, r.err);
+    assert_true(fbf_test_replay_csv(out, "1", START) == 3);
+    assert_true(fbf_test_replay_csv(out, "1", FINISH) == 13);
+    assert_true(fbf_test_replay_csv(out, "2", START) == 16);
+    assert_line(r.log, 3,
+                "{\"now\":16.000000,\"events\":[{\"timestamp\":14.000000,\"type\":"
+                "\"JOB_SUBMITTED\",\"data\":{\"job_id\":\"w0!2\",\"job\":{\"id\":\"w0!2\","
+                "\"subtime\":14,\"walltime\":20,\"res\":1,\"profile\":\"delay_10\"}}},{\"timestamp\":"
+                "14.000000,\"type\":\"NOTIFY\",\"data\":{\"type\":\"no_more_static_job_to_submit\"}}]}");
+    result_free(&r);
+}
+
 typedef struct bad_case {
     fbf_test_rfault fault;
     const char *workload;
@@ -560,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_walltime_reached),
         cmocka_unit_test(test_kill_job),
         cmocka_unit_test(test_requested_calls),
+        cmocka_unit_test(test_reply_now_moves_the_clock),
         cmocka_unit_test(test_bad_schedulers),
         cmocka_unit_test(test_silent_scheduler_times_out),
         cmocka_unit_test(test_deadlock),

@@ -302,6 +302,10 @@ static char *handle(fbf_test_rsched *s, const char *msg, size_t len, bool *end)
             s->fault_done = true;
         }
     }
+    /* A scheduler that took 3 s to decide nothing: Batsim's clock, and so
+     * the next message's now, moves on to the reply's now. */
+    if (s->fault == FBF_TRF_SLOW && !*end && !events->child)
+        cJSON_SetNumberValue(cJSON_GetObjectItem(reply, "now"), now + 3);
     char *text = cJSON_PrintUnformatted(reply);
     cJSON_Delete(reply);
     return text;

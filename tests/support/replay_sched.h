@@ -48,6 +48,7 @@ typedef enum fbf_test_rfault {
     FBF_TRF_REGISTER,       /* REGISTER_JOB of "dyn!1" with no job description */
     FBF_TRF_INJECT,         /* FCFS, plus the events given to fbf_test_rsched_inject() */
     FBF_TRF_SET_BUSY,       /* FCFS, then SET_RESOURCE_STATE of machine 0 while it runs a job */
+    FBF_TRF_SLOW,           /* FCFS, and each reply without events says now + 3 */
 } fbf_test_rfault;
 
 typedef struct fbf_test_rsched fbf_test_rsched;

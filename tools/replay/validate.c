@@ -379,7 +379,7 @@ static bool is_digit(char c)
  * (RFC 8259 grammar), the reply most messages get: it is then valid and
  * eventless, and cJSON's node-per-field allocations can be skipped. Any
  * other text, however valid, takes the general path below. */
-static bool empty_reply(const char *t, size_t len, double *now)
+static bool empty_reply(const char *t, size_t len, double req_now, double *now)
 {
     static const char head[] = "{\"now\":", tail[] = ",\"events\":[]}";
     const size_t hl = sizeof head - 1, tl = sizeof tail - 1;
@@ -412,6 +412,17 @@ static bool empty_reply(const char *t, size_t len, double *now)
     }
     if (q != end)
         return false;
+    /* Most schedulers answer at the request's own time, in whole seconds
+     * on trace-driven runs: recognising its digits spares strtod, which
+     * costs ten times as much. */
+    if (req_now >= 0 && req_now == floor(req_now) && req_now < 1e15) {
+        char own[24];
+        size_t n = fbf_jbuf_digits(own, (uint64_t)req_now);
+        if ((size_t)(end - p) == n && memcmp(p, own, n) == 0) {
+            *now = req_now;
+            return true;
+        }
+    }
     char buf[48];
     memcpy(buf, p, (size_t)(end - p));
     buf[end - p] = '\0';
@@ -422,7 +433,7 @@ static bool empty_reply(const char *t, size_t len, double *now)
 int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len)
 {
     double fast_now;
-    if (empty_reply(text, len, &fast_now) && isfinite(fast_now) && fast_now >= r->req_now) {
+    if (empty_reply(text, len, r->req_now, &fast_now) && isfinite(fast_now) && fast_now >= r->req_now) {
         r->clock = fast_now;
         return r->nqueries ? fbf_replay_answers_done(r) : 0;
     }
