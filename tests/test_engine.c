@@ -49,9 +49,7 @@ static void test_jobs_add_find(void **state)
     assert_true(ra->seq < fbf_jobs_get(js, b)->seq); /* arrival order */
     assert_true(isnan(ra->rsv) && ra->res == 0 && ra->state == 0 && ra->alloc.n == 0);
     assert_true(ra->prev == FBF_JOB_NONE && ra->next == FBF_JOB_NONE);
-    /* A refused id leaves the store as it was: the next id gets the next
-     * handle, and the earlier ids still read back whole. */
-    fbf_job_h d;
+    fbf_job_h d; /* a refused id left the store as it was */
     assert_int_equal(fbf_jobs_add(js, "w0!3", &d), 0);
     assert_int_equal(d, b + 1);
     assert_string_equal(fbf_jobs_get(js, d)->id, "w0!3");
