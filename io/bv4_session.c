@@ -49,26 +49,17 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
     s->fetch = fbf_bv4_fetch_create();
     s->answers = cJSON_CreateArray();
     s->registrations = cJSON_CreateArray();
+    /* fbf_bv4_session_destroy() takes a half-made session: each part it
+     * frees may still be NULL. */
     if (!s->arena || !s->fetch || !s->answers || !s->registrations) {
-        fbf_json_arena_destroy(s->arena);
-        fbf_bv4_fetch_destroy(s->fetch);
-        cJSON_Delete(s->answers);
-        cJSON_Delete(s->registrations);
-        free(s);
+        fbf_bv4_session_destroy(s);
         fbf_errorf(err, -ENOMEM, "out of memory");
         return NULL;
     }
     s->engine = fbf_engine_create(&opt->engine, err);
-    if (s->engine && opt->power && fbf_engine_set_power(s->engine, opt->power, err) < 0) {
-        fbf_engine_destroy(s->engine);
-        s->engine = NULL;
-    }
-    if (!s->engine) {
-        fbf_json_arena_destroy(s->arena);
-        fbf_bv4_fetch_destroy(s->fetch);
-        cJSON_Delete(s->answers);
-        cJSON_Delete(s->registrations);
-        free(s);
+    if (!s->engine ||
+        (opt->power && fbf_engine_set_power(s->engine, opt->power, err) < 0)) {
+        fbf_bv4_session_destroy(s);
         return NULL;
     }
     return s;
