@@ -186,9 +186,13 @@ static int check_completed(const ctx *c, const cJSON *d)
  * than recursed into. */
 #define MAX_PROGRESS_DEPTH 64
 
-/* One job's progress: {"profile", "progress" in [0, 1]} for a simple
- * profile, {"profile", "current_task_index" >= 0, "current_task": <the
- * same, recursively>} for a sequence. `path` names the object in errors. */
+/* One job's progress, as Batsim 4.2.1 reports it: {"profile_name",
+ * "progress" in [0, 1]} for a simple profile; {"profile_name",
+ * "current_task_index" >= 0, "current_task": <the same, recursively>} for
+ * a composed one; {"profile_name", "current_task_index": -1} and no
+ * progress when Batsim cannot tell (a task that has not started, a recv
+ * profile). Older texts of the protocol say "profile": accepted too.
+ * `path` names the object in errors. */
 static int check_progress(const ctx *c, const cJSON *p, char *path, size_t cap, int depth)
 {
     size_t len = strlen(path);
@@ -197,12 +201,17 @@ static int check_progress(const ctx *c, const cJSON *p, char *path, size_t cap, 
     if (depth > MAX_PROGRESS_DEPTH)
         return fbf_errorf(c->err, -EPROTO, "event %d (%s): %s: sequences nested deeper than %d",
                           c->index, c->type, path, MAX_PROGRESS_DEPTH);
-    const cJSON *v = get(p, "profile");
+    const cJSON *v = get(p, "profile_name");
+    if (!v)
+        v = get(p, "profile");
     if (!cJSON_IsString(v)) {
-        snprintf(path + len, cap - len, ".profile");
+        snprintf(path + len, cap - len, ".profile_name");
         return bad(c, path, "a string", v);
     }
     const cJSON *task = get(p, "current_task");
+    const cJSON *idx = get(p, "current_task_index");
+    if (!task && is_int(idx) && idx->valuedouble == -1)
+        return 0; /* progress unknown */
     if (!task) {
         v = get(p, "progress");
         if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1)) {
@@ -211,10 +220,9 @@ static int check_progress(const ctx *c, const cJSON *p, char *path, size_t cap, 
         }
         return 0;
     }
-    v = get(p, "current_task_index");
-    if (!is_int(v) || v->valuedouble < 0) {
+    if (!is_int(idx) || idx->valuedouble < 0) {
         snprintf(path + len, cap - len, ".current_task_index");
-        return bad(c, path, "an integer >= 0", v);
+        return bad(c, path, "an integer >= 0", idx);
     }
     snprintf(path + len, cap - len, ".current_task");
     return check_progress(c, task, path, cap, depth + 1);

@@ -237,7 +237,7 @@ static const bad_case bad_cases[] = {
      "event 0 (JOB_KILLED): data.job_progress: job w0!2 is not in data.job_ids"},
     {L_JOBS, MSG(11, EV(11, "JOB_KILLED", "{'job_ids':['w0!1'],'job_progress':{'w0!1':"
                                           "{'progress':0.5}}}")),
-     "event 0 (JOB_KILLED): data.job_progress.w0!1.profile: expected a string, got nothing"},
+     "event 0 (JOB_KILLED): data.job_progress.w0!1.profile_name: expected a string, got nothing"},
     {L_JOBS, MSG(11, EV(11, "JOB_KILLED", "{'job_ids':['w0!1'],'job_progress':{'w0!1':"
                                           "{'profile':'p','progress':1.5}}}")),
      "event 0 (JOB_KILLED): data.job_progress.w0!1.progress: expected a number in [0, 1], "
