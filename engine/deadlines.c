@@ -72,7 +72,7 @@ int fbf_engine_give_up_due(fbf_engine *e)
         if (e->ops->job_withdrawn)
             e->ops->job_withdrawn(e->pstate, e, h);
         fbf_partition_unlink(&e->parts[j->part], e->jobs, h);
-        j->state = FBF_JOB_DONE;
+        j->state = FBF_JOB_REJECTED; /* as Batsim records it (REJECT_JOB) */
         j->rsv = NAN;
         e->nb_waiting--;
         e->any_ended = true; /* like a kill: conservative compresses (D7 a) */

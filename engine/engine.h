@@ -69,8 +69,9 @@ typedef struct fbf_engine_config {
     double kill_after;
     /* > 0: a job still waiting max_wait seconds after its subtime is given
      * up before the pass (FBF_DEC_GIVE_UP: it leaves the queue, its
-     * reservation is released, and the codec tells Batsim the job is over
-     * with CHANGE_JOB_STATE); a CALL_ME_LATER covers the next one. 0: never. */
+     * reservation is released, its state becomes FBF_JOB_REJECTED, and the
+     * codec tells the peer with a rejection); a CALL_ME_LATER covers the
+     * next one. 0: never. */
     double max_wait;
 } fbf_engine_config;
 

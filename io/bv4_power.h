@@ -24,6 +24,20 @@
 #include "engine/engine.h"
 #include "io/jbuf.h"
 
+/* Where Batsim says which pstates its machines have (the properties of
+ * SIMULATION_BEGINS' compute_resources[]: `sleep_pstates`, comma-separated
+ * triplets sleep:switch-off:switch-on, and `wattage_per_state`, one
+ * comma-separated entry per pstate), fits cfg to them: the sleep pstate is
+ * the first triplet's unless the command line named one of the platform's
+ * (sleep_given), and the compute pstate must be a pstate of the machine
+ * that is neither a sleep pstate nor a virtual one. Every machine that
+ * states its pstates must state the same. A pstate the command line named
+ * that the platform contradicts is -EINVAL, with one line naming the
+ * machine, its property and the flag to change. Without such properties
+ * cfg is left as it is. */
+int fbf_bv4_power_pstates(const cJSON *data, fbf_power_config *cfg, bool sleep_given,
+                          bool compute_given, fbf_error *err);
+
 /* Applies compute_resources[].state of a checked SIMULATION_BEGINS data
  * object (after the platform is set). */
 int fbf_bv4_power_begins(fbf_engine *e, const cJSON *data, fbf_error *err);

@@ -34,9 +34,10 @@ struct fbf_bv4_register {
     fbf_bv4_reg_options opt;
     reg_job *jobs;
     size_t n, next;
-    bool *sent;
-    bool configured, acks, finished;
-    double asked;
+    bool *sent;  /* per pair, with profile reuse: its REGISTER_PROFILE was sent */
+    bool configured, acks, reuse, finished;
+    double asked;        /* the latest CALL_ME_LATER for a job's subtime */
+    double reopen_asked; /* the latest one to re-open registration */
     double noted; /* the session's latest CALL_ME_LATER (it wakes us too) */
     size_t continues;
     fbf_bv4_redis *store; /* Redis mode: borrowed; NULL: off */
@@ -158,7 +159,7 @@ fbf_bv4_register *fbf_bv4_register_create(const fbf_bv4_reg_job *jobs, size_t n,
     }
     if (opt)
         r->opt = *opt;
-    r->asked = r->noted = NAN;
+    r->asked = r->reopen_asked = r->noted = NAN;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         rc = check_job(&jobs[i], i, err);
@@ -204,7 +205,7 @@ void fbf_bv4_register_destroy(fbf_bv4_register *r)
 }
 
 int fbf_bv4_register_configure(fbf_bv4_register *r, bool dynamic_jobs, bool acks,
-                               fbf_error *err)
+                               bool profile_reuse, fbf_error *err)
 {
     if (!dynamic_jobs)
         return fbf_errorf(err, -ENOTSUP,
@@ -213,7 +214,61 @@ int fbf_bv4_register_configure(fbf_bv4_register *r, bool dynamic_jobs, bool acks
                           "--enable-dynamic-jobs");
     r->configured = true;
     r->acks = acks;
+    r->reuse = profile_reuse;
     return 0;
+}
+
+/* The name job j's profile is registered under: the plan's with profile
+ * reuse; without, one of the job's own, "<profile>@<job name>", since
+ * Batsim drops a profile once the first job using it has completed and
+ * never takes the name again. malloc'ed; NULL when out of memory. */
+static char *profile_name(const fbf_bv4_register *r, const reg_job *j)
+{
+    if (r->reuse)
+        return strdup(j->profile);
+    const char *name = strchr(j->id, '!') + 1;
+    size_t len = strlen(j->profile) + 1 + strlen(name) + 1;
+    char *s = malloc(len);
+    if (s)
+        snprintf(s, len, "%s@%s", j->profile, name);
+    return s;
+}
+
+/* The profiles object of workload wl (the first wl_len bytes of an id). */
+static const cJSON *workload_profiles(const cJSON *profiles, const char *id, size_t wl)
+{
+    const cJSON *w;
+    cJSON_ArrayForEach(w, profiles)
+    {
+        if (strlen(w->string) == wl && memcmp(w->string, id, wl) == 0)
+            return w;
+    }
+    return NULL;
+}
+
+/* Without profile reuse: no job's own profile name may be one Batsim
+ * already has (it refuses to register a name twice). */
+static int check_own_names(const fbf_bv4_register *r, const cJSON *profiles, fbf_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < r->n && rc == 0; i++) {
+        const reg_job *j = &r->jobs[i];
+        size_t wl = wl_len(j->id);
+        const cJSON *w = workload_profiles(profiles, j->id, wl);
+        if (!w)
+            continue;
+        char *name = profile_name(r, j);
+        if (!name)
+            return fbf_errorf(err, -ENOMEM, "out of memory");
+        if (cJSON_GetObjectItemCaseSensitive(w, name))
+            rc = fbf_errorf(err, -EINVAL,
+                            "data.profiles.%.*s.%s: Batsim already has a profile of the name "
+                            "fastbf would register for job %s (without profile reuse each "
+                            "registered job gets a profile of its own, <profile>@<job name>)",
+                            (int)wl, j->id, name, j->id);
+        free(name);
+    }
+    return rc;
 }
 
 /* A profile Batsim already has must not be registered again (Batsim stops
@@ -223,6 +278,8 @@ int fbf_bv4_register_known_profiles(fbf_bv4_register *r, const cJSON *profiles,
 {
     if (!cJSON_IsObject(profiles) || !profiles->child)
         return 0;
+    if (!r->reuse)
+        return check_own_names(r, profiles, err);
     bool *seen = calloc(r->n ? r->n : 1, sizeof *seen);
     if (!seen)
         return fbf_errorf(err, -ENOMEM, "out of memory");
@@ -233,12 +290,7 @@ int fbf_bv4_register_known_profiles(fbf_bv4_register *r, const cJSON *profiles,
             continue;
         seen[j->pair] = true;
         size_t wl = wl_len(j->id);
-        const cJSON *w;
-        cJSON_ArrayForEach(w, profiles)
-        {
-            if (strlen(w->string) == wl && memcmp(w->string, j->id, wl) == 0)
-                break;
-        }
+        const cJSON *w = workload_profiles(profiles, j->id, wl);
         const cJSON *p = w ? cJSON_GetObjectItemCaseSensitive(w, j->profile) : NULL;
         if (!p)
             continue;
@@ -299,7 +351,7 @@ static int add_notify(cJSON *events, double now, const char *what)
     return add(events, now, "NOTIFY", d);
 }
 
-static int add_profile(cJSON *events, double now, const reg_job *j)
+static int add_profile(cJSON *events, double now, const reg_job *j, const char *name)
 {
     /* The workload part of the id, whole: a truncated name would register
      * the profile in another workload than the job's. */
@@ -311,7 +363,7 @@ static int add_profile(cJSON *events, double now, const reg_job *j)
         wl[len] = '\0';
     }
     bool ok = wl && d && p && cJSON_AddStringToObject(d, "workload_name", wl) &&
-              cJSON_AddStringToObject(d, "profile_name", j->profile) &&
+              cJSON_AddStringToObject(d, "profile_name", name) &&
               cJSON_AddStringToObject(p, "type", "delay") &&
               cJSON_AddNumberToObject(p, "delay", j->delay) &&
               cJSON_AddItemToObject(d, "profile", p);
@@ -329,14 +381,14 @@ static int add_profile(cJSON *events, double now, const reg_job *j)
 /* Batsim parses a registered job as a workload job: id, subtime, res and
  * profile are mandatory there (a description without subtime stops
  * Batsim), so the job says when it is submitted: now. */
-static cJSON *job_desc(const reg_job *j, double now)
+static cJSON *job_desc(const reg_job *j, const char *profile, double now)
 {
     cJSON *job = cJSON_CreateObject();
     if (job && (!cJSON_AddStringToObject(job, "id", j->id) ||
                 !cJSON_AddNumberToObject(job, "subtime", now) ||
                 !cJSON_AddNumberToObject(job, "res", (double)j->res) ||
                 !cJSON_AddNumberToObject(job, "walltime", j->walltime) ||
-                !cJSON_AddStringToObject(job, "profile", j->profile))) {
+                !cJSON_AddStringToObject(job, "profile", profile))) {
         cJSON_Delete(job);
         job = NULL;
     }
@@ -345,9 +397,10 @@ static cJSON *job_desc(const reg_job *j, double now)
 
 /* REGISTER_JOB with the job's description, or with job_id alone (Redis
  * mode: the description is in the store). */
-static int add_job(cJSON *events, double now, const reg_job *j, bool with_desc)
+static int add_job(cJSON *events, double now, const reg_job *j, const char *profile,
+                   bool with_desc)
 {
-    cJSON *d = cJSON_CreateObject(), *job = with_desc ? job_desc(j, now) : NULL;
+    cJSON *d = cJSON_CreateObject(), *job = with_desc ? job_desc(j, profile, now) : NULL;
     bool ok = d && (job || !with_desc) && cJSON_AddStringToObject(d, "job_id", j->id) &&
               (!with_desc || cJSON_AddItemToObject(d, "job", job));
     if (!ok) {
@@ -360,50 +413,35 @@ static int add_job(cJSON *events, double now, const reg_job *j, bool with_desc)
     return add(events, now, "REGISTER_JOB", d);
 }
 
-/* Redis mode: the descriptions of the jobs r->jobs[next .. end) and of
- * their profiles not sent yet, in one pipeline. Touches no flag. */
+/* How long before the next job registration re-opens after a pause: long
+ * enough that the decision point it takes comes before the job's. */
+static double reopen_lead(const fbf_bv4_register *r) { return fmin(r->opt.pause / 2, 1.0); }
+
+/* Redis mode: the descriptions of the jobs r->jobs[next .. end), in one
+ * pipeline. Touches no flag. Profiles are not written: Batsim 4.2.1 reads
+ * a registered job's profile only from REGISTER_PROFILE. */
 static int store_due(fbf_bv4_register *r, size_t end, double now, fbf_error *err)
 {
-    size_t cap = 2 * (end - r->next);
+    size_t cap = end - r->next;
     fbf_bv4_redis_item *items = calloc(cap ? cap : 1, sizeof *items);
     fbf_bv4_redis_kind *kinds = calloc(cap ? cap : 1, sizeof *kinds);
-    char **owned = calloc(2 * (cap ? cap : 1), sizeof *owned); /* texts and names to free */
-    bool *queued = calloc(r->n ? r->n : 1, sizeof *queued);    /* per pair, this batch */
-    size_t m = 0, no = 0;
-    int rc = items && kinds && owned && queued ? 0 : -ENOMEM;
-    for (size_t i = r->next; i < end && rc == 0; i++) {
+    char **owned = calloc(cap ? cap : 1, sizeof *owned); /* texts to free */
+    size_t m = 0;
+    int rc = items && kinds && owned ? 0 : -ENOMEM;
+    for (size_t i = r->next; i < end && rc == 0; i++, m++) {
         const reg_job *j = &r->jobs[i];
-        cJSON *desc = job_desc(j, now);
+        char *profile = profile_name(r, j);
+        cJSON *desc = profile ? job_desc(j, profile, now) : NULL;
         char *text = desc ? cJSON_PrintUnformatted(desc) : NULL;
         cJSON_Delete(desc);
+        free(profile);
         if (!text) {
             rc = -ENOMEM;
             break;
         }
-        owned[no++] = text;
+        owned[m] = text;
         kinds[m] = FBF_BV4_REDIS_JOB;
-        items[m++] = (fbf_bv4_redis_item){.name = j->id, .value = text, .len = strlen(text)};
-        if (r->sent[j->pair] || queued[j->pair])
-            continue;
-        queued[j->pair] = true;
-        /* "<workload>!<profile>": the job id's workload part, whole. */
-        size_t wl = wl_len(j->id), len = wl + 1 + strlen(j->profile) + 1;
-        char *name = malloc(len);
-        cJSON *p = cJSON_CreateObject();
-        char *ptext = p && cJSON_AddStringToObject(p, "type", "delay") &&
-                              cJSON_AddNumberToObject(p, "delay", j->delay)
-                          ? cJSON_PrintUnformatted(p)
-                          : NULL;
-        cJSON_Delete(p);
-        owned[no++] = name;
-        owned[no++] = ptext;
-        if (!name || !ptext) {
-            rc = -ENOMEM;
-            break;
-        }
-        snprintf(name, len, "%.*s!%s", (int)wl, j->id, j->profile);
-        kinds[m] = FBF_BV4_REDIS_PROFILE;
-        items[m++] = (fbf_bv4_redis_item){.name = name, .value = ptext, .len = strlen(ptext)};
+        items[m] = (fbf_bv4_redis_item){.name = j->id, .value = text, .len = strlen(text)};
     }
     fbf_error inner;
     if (rc == 0 && (rc = fbf_bv4_redis_set_kinds(r->store, kinds, items, m, &inner)) < 0)
@@ -411,13 +449,19 @@ static int store_due(fbf_bv4_register *r, size_t end, double now, fbf_error *err
                    now, inner.text);
     else if (rc < 0)
         fbf_errorf(err, rc, "out of memory");
-    for (size_t i = 0; owned && i < no; i++)
+    for (size_t i = 0; owned && i < m; i++)
         free(owned[i]);
     free(items);
     free(kinds);
     free(owned);
-    free(queued);
     return rc;
+}
+
+static int add_continue(fbf_bv4_register *r, cJSON *events, double now)
+{
+    r->finished = false;
+    r->continues++;
+    return add_notify(events, now, "continue_registration");
 }
 
 int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_engine *engine,
@@ -425,6 +469,13 @@ int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_eng
 {
     if (!r->configured || r->next == r->n || r->jobs[r->next].subtime > now)
         return 0;
+    /* Batsim checks a REGISTER_JOB against the registration state it had
+     * before the reply: a continue_registration of the same reply comes
+     * too late for it. Registration normally re-opens one decision point
+     * ahead (fbf_bv4_register_close()); when it did not, it re-opens now
+     * and the jobs are registered at the next decision point. */
+    if (r->finished)
+        return add_continue(r, events, now) < 0 ? fbf_errorf(err, -ENOMEM, "out of memory") : 0;
     if (r->store) {
         size_t end = r->next;
         while (end < r->n && r->jobs[end].subtime <= now)
@@ -433,28 +484,27 @@ int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_eng
         if (rc < 0)
             return rc;
     }
-    if (r->finished) {
-        /* A pause ends: Batsim must take registrations again first. */
-        if (add_notify(events, now, "continue_registration") < 0)
-            return fbf_errorf(err, -ENOMEM, "out of memory");
-        r->finished = false;
-        r->continues++;
-    }
     for (; r->next < r->n && r->jobs[r->next].subtime <= now; r->next++) {
         const reg_job *j = &r->jobs[r->next];
-        if (!r->sent[j->pair]) {
-            /* Redis mode: the profile is in the store already. */
-            if (!r->store && add_profile(events, now, j) < 0)
-                return fbf_errorf(err, -ENOMEM, "out of memory");
-            r->sent[j->pair] = true;
+        char *profile = profile_name(r, j);
+        int rc = profile ? 0 : -ENOMEM;
+        /* With reuse, a pair's profile is registered once; without, every
+         * job has its own. In Redis mode too: Batsim takes profiles only
+         * from REGISTER_PROFILE. */
+        if (rc == 0 && (!r->reuse || !r->sent[j->pair])) {
+            rc = add_profile(events, now, j, profile);
+            r->sent[j->pair] = rc == 0;
         }
-        if (add_job(events, now, j, !r->store) < 0)
+        if (rc == 0)
+            rc = add_job(events, now, j, profile, !r->store);
+        free(profile);
+        if (rc < 0)
             return fbf_errorf(err, -ENOMEM, "out of memory");
         if (engine) {
             /* Batsim submits a registered job at once, at the current
              * time; without an acknowledgement fastbf does the same. */
             fbf_error inner;
-            int rc = fbf_engine_submit(engine, j->id, now, j->res, j->walltime, &inner);
+            rc = fbf_engine_submit(engine, j->id, now, j->res, j->walltime, &inner);
             if (rc < 0)
                 return fbf_errorf(err, rc, "registering job %s: %s", j->id, inner.text);
         }
@@ -462,29 +512,44 @@ int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_eng
     return 0;
 }
 
-int fbf_bv4_register_close(fbf_bv4_register *r, double now, cJSON *events, fbf_error *err)
+/* Appends CALL_ME_LATER(t), unless *memo says t is already asked for. */
+static int add_call(fbf_bv4_register *r, double *memo, cJSON *events, double now, double t)
 {
-    if (!r->configured || r->finished)
+    if (t == *memo || t == r->noted)
+        return 0;
+    cJSON *d = cJSON_CreateObject();
+    if (d && !cJSON_AddNumberToObject(d, "timestamp", t)) {
+        cJSON_Delete(d);
+        d = NULL;
+    }
+    *memo = t;
+    return add(events, now, "CALL_ME_LATER", d);
+}
+
+int fbf_bv4_register_close(fbf_bv4_register *r, double now, double earliest, cJSON *events,
+                           fbf_error *err)
+{
+    if (!r->configured || (r->finished && r->next == r->n))
         return 0;
     int rc = 0;
-    if (r->next == r->n) {
+    double t = r->next < r->n ? r->jobs[r->next].subtime : NAN;
+    if (r->finished) {
+        /* In a pause: re-open one decision point before the next job. */
+        if (now >= t - reopen_lead(r))
+            rc = add_continue(r, events, now);
+    } else if (r->next == r->n) {
         rc = add_notify(events, now, "registration_finished");
         r->finished = true;
     } else {
-        double t = r->jobs[r->next].subtime;
-        if (!(t == r->asked) && !(t == r->noted)) {
-            cJSON *d = cJSON_CreateObject();
-            if (d && !cJSON_AddNumberToObject(d, "timestamp", t)) {
-                cJSON_Delete(d);
-                d = NULL;
-            }
-            rc = add(events, now, "CALL_ME_LATER", d);
-            r->asked = t;
-        }
-        if (rc == 0 && r->opt.pause > 0 && t - now > r->opt.pause) {
+        if (r->opt.pause > 0 && t - now > r->opt.pause) {
             rc = add_notify(events, now, "registration_finished");
             r->finished = true;
+            if (rc == 0)
+                rc = add_call(r, &r->reopen_asked, events, now,
+                              fmax(t - reopen_lead(r), earliest));
         }
+        if (rc == 0)
+            rc = add_call(r, &r->asked, events, now, fmax(t, earliest));
     }
     return rc < 0 ? fbf_errorf(err, -ENOMEM, "out of memory") : 0;
 }

@@ -10,40 +10,45 @@
  *      Batsim whose dynamic jobs are disabled cannot take registrations,
  *      so that is an error (-ENOTSUP) naming the Batsim option;
  *   2. before the pass, fbf_bv4_register_due() appends, for every job
- *      whose subtime has come, a REGISTER_PROFILE the first time the job's
- *      (workload, profile) pair is needed, then its REGISTER_JOB, whose
- *      job holds id, subtime (now: Batsim parses a registered job as a
- *      workload's and stops on one without subtime), res, walltime and
- *      profile. With
- *      acknowledgements off, it also submits the job to the engine given,
- *      so the job can start in the very reply that registers it (after its
- *      REGISTER_JOB, since registration events come first); with them on,
- *      pass NULL: the job enters the queue when Batsim's JOB_SUBMITTED
- *      arrives, like any other submission;
+ *      whose subtime has come, a REGISTER_PROFILE then its REGISTER_JOB,
+ *      whose job holds id, subtime (now: Batsim parses a registered job
+ *      as a workload's and stops on one without subtime), res, walltime
+ *      and profile. With acknowledgements off, it also submits the job to
+ *      the engine given, so the job can start in the very reply that
+ *      registers it (after its REGISTER_JOB, since registration events
+ *      come first); with them on, pass NULL: the job enters the queue when
+ *      Batsim's JOB_SUBMITTED arrives, like any other submission;
  *   3. after the pass, fbf_bv4_register_close() appends a CALL_ME_LATER at
  *      the next subtime (not asked twice) and NOTIFY registration_finished
  *      once the last job is registered.
  *
+ * Profiles (Batsim 4.2.1): without profile reuse (SIMULATION_BEGINS'
+ * profile-reuse-enabled false, Batsim's default), Batsim drops a profile
+ * as soon as the first job using it has completed and never accepts its
+ * name again, so each job gets a profile of its own, "<profile>@<job
+ * name>", registered just before it. With reuse, a (workload, profile)
+ * pair is registered once, before its first job, and not at all when
+ * SIMULATION_BEGINS lists it already.
+ *
  * Pauses (opt.pause > 0): whenever the next job is more than pause seconds
- * away, registration is declared finished, and re-opened with NOTIFY
- * continue_registration just before the next REGISTER_JOB, so that
- * Batsim's registration state says the truth during each gap (nothing to
- * register before the call). The run does not end during a gap: Batsim
+ * away, registration is declared finished. Batsim checks a REGISTER_JOB
+ * against the registration state it had before the reply that carries it,
+ * so NOTIFY continue_registration must come in an earlier reply: fastbf
+ * asks to be called min(pause / 2, 1 s) before the next job and re-opens
+ * registration then (should that decision point not come first, it
+ * re-opens at the job's and registers the jobs at the next decision
+ * point, asked for at once). The run does not end during a gap: Batsim
  * (and fastbf-replay) keep it alive while a CALL_ME_LATER is pending, and
- * one is always pending at the next subtime, so a pause never loses a
- * job. It does not let Batsim end a run early either.
+ * one is always pending, so a pause never loses a job.
  *
  * Redis mode (Batsim's --enable-redis): once fbf_bv4_register_use_store()
  * gave it the session's store, fbf_bv4_register_due() writes, in ONE
  * pipeline per call, the description of every job due (key
- * <prefix>:job_<id>, the job object REGISTER_JOB would carry) and of
- * every profile Batsim does not have yet (<prefix>:profile_<workload>!
- * <name>, {"type":"delay","delay":d}), and only then appends the
- * REGISTER_JOB events, which carry job_id alone; no REGISTER_PROFILE is
- * sent (Batsim reads unknown profiles from the store). Acknowledgements,
- * pauses and the profiles SIMULATION_BEGINS lists work as without Redis.
- * A failed write is an error (the store's: -EIO, -EPROTO...) naming the
- * key and hiredis's or the server's message; no event is appended then.
+ * <prefix>:job_<id>, the job object REGISTER_JOB would carry), and only
+ * then appends the events: REGISTER_PROFILE as without Redis (Batsim 4.2.1
+ * ignores profiles written to the store) and REGISTER_JOB with job_id
+ * alone. A failed write is an error (the store's: -EIO, -EPROTO...) naming
+ * the key and hiredis's or the server's message; no event is appended then.
  *
  * Ownership: _create() copies the plan (ids and profile names included);
  * the caller destroys the register with _destroy() (NULL accepted). Events
@@ -89,10 +94,10 @@ fbf_bv4_register *fbf_bv4_register_create(const fbf_bv4_reg_job *jobs, size_t n,
                                           const fbf_bv4_reg_options *opt, fbf_error *err);
 void fbf_bv4_register_destroy(fbf_bv4_register *r);
 
-/* From SIMULATION_BEGINS: whether Batsim accepts registrations and
- * acknowledges them with JOB_SUBMITTED. */
+/* From SIMULATION_BEGINS: whether Batsim accepts registrations,
+ * acknowledges them with JOB_SUBMITTED, and keeps profiles for reuse. */
 int fbf_bv4_register_configure(fbf_bv4_register *r, bool dynamic_jobs, bool acks,
-                               fbf_error *err);
+                               bool profile_reuse, fbf_error *err);
 bool fbf_bv4_register_acks(const fbf_bv4_register *r);
 
 /* One CALL_ME_LATER per time in a reply and across replies: the session
@@ -105,9 +110,11 @@ void fbf_bv4_register_note_call(fbf_bv4_register *r, double t);
  * use, NULL: off) receives the descriptions; see "Redis mode" above. */
 void fbf_bv4_register_use_store(fbf_bv4_register *r, fbf_bv4_redis *store);
 
-/* From SIMULATION_BEGINS' data.profiles ({workload: {name: profile}}):
- * the plan's profiles Batsim already has are not registered again.
- * -EINVAL when such a profile is not the delay the plan's jobs need. */
+/* From SIMULATION_BEGINS' data.profiles ({workload: {name: profile}}),
+ * after fbf_bv4_register_configure(). With profile reuse, the plan's
+ * profiles Batsim already has are not registered again, and -EINVAL when
+ * such a profile is not the delay the plan's jobs need; without, -EINVAL
+ * when a job's own profile name is taken. */
 int fbf_bv4_register_known_profiles(fbf_bv4_register *r, const cJSON *profiles,
                                     fbf_error *err);
 
@@ -117,8 +124,10 @@ int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_eng
                          fbf_error *err);
 
 /* Appends the CALL_ME_LATER for the next registration and the NOTIFY
- * registration_finished that are due after the pass at now. */
-int fbf_bv4_register_close(fbf_bv4_register *r, double now, cJSON *events, fbf_error *err);
+ * registration_finished / continue_registration that are due after the
+ * pass at now; a call due before earliest is asked for at earliest. */
+int fbf_bv4_register_close(fbf_bv4_register *r, double now, double earliest, cJSON *events,
+                           fbf_error *err);
 
 /* Counters, for logs and tests. */
 size_t fbf_bv4_register_nb_registered(const fbf_bv4_register *r);

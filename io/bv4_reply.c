@@ -49,15 +49,21 @@ typedef struct out {
     fbf_jbuf *b;
     const char *now;
     size_t now_len;
-    bool any;
+    size_t count; /* events written */
 } out;
 
 /* The comma before every event but the first. */
 static void next_event(out *o)
 {
-    if (o->any)
+    if (o->count++)
         fbf_jbuf_lit(o->b, ",");
-    o->any = true;
+}
+
+/* The earliest time the next event may ask to be called at. */
+static double earliest_call(const fbf_bv4_session *s, const out *o)
+{
+    return fbf_engine_now(s->engine) + FBF_BV4_CALL_MARGIN +
+           FBF_BV4_CALL_PER_EVENT * (double)o->count;
 }
 
 /* Opens an event: the caller writes its data object, then closes it. */
@@ -130,16 +136,23 @@ static void put_kills(fbf_bv4_session *s, out *o, const fbf_decision *d, size_t 
 
 static void put_give_up(fbf_bv4_session *s, out *o, fbf_job_h j)
 {
-    /* The job is over without having run: Batsim records it as killed,
-     * with the reason in its kill_reason. */
+    /* Batsim 4.2.1 ends a waiting job only through REJECT_JOB (a
+     * CHANGE_JOB_STATE that ends a job aborts it); metadata set just
+     * before is kept in its jobs file, and says why. */
     char why[96];
-    snprintf(why, sizeof why, "waited %g s without starting (fastbf --max-wait)",
+    snprintf(why, sizeof why, "gave up after waiting %g s (fastbf --max-wait)",
              s->opt.engine.max_wait);
-    open_lit(o, "CHANGE_JOB_STATE");
+    const char *id = fbf_engine_job_id(s->engine, j);
+    open_lit(o, "SET_JOB_METADATA");
     fbf_jbuf_lit(o->b, "{\"job_id\":");
-    fbf_jbuf_str(o->b, fbf_engine_job_id(s->engine, j));
-    fbf_jbuf_lit(o->b, ",\"job_state\":\"COMPLETED_KILLED\",\"kill_reason\":");
+    fbf_jbuf_str(o->b, id);
+    fbf_jbuf_lit(o->b, ",\"metadata\":");
     fbf_jbuf_str(o->b, why);
+    fbf_jbuf_lit(o->b, "}");
+    close_event(o);
+    open_lit(o, "REJECT_JOB");
+    fbf_jbuf_lit(o->b, "{\"job_id\":");
+    fbf_jbuf_str(o->b, id);
     fbf_jbuf_lit(o->b, "}");
     close_event(o);
 }
@@ -149,6 +162,7 @@ static void put_call_me_later(fbf_bv4_session *s, out *o, double at)
     /* Batsim wakes the scheduler once per request: asking again for a
      * time still to come would only double the wake-up. */
     fbf_bv4_register *sub = s->opt.submitter;
+    at = fmax(at, earliest_call(s, o));
     if ((at == s->last_call || (sub && at == fbf_bv4_register_asked(sub))) &&
         at > fbf_engine_now(s->engine))
         return;
@@ -226,7 +240,7 @@ int fbf_bv4_reply_build(fbf_bv4_session *s, cJSON *registrations, cJSON *answers
             cJSON *after = cJSON_CreateArray();
             fbf_error e;
             if (!after || fbf_bv4_register_close(s->opt.submitter, fbf_engine_now(s->engine),
-                                                 after, &e) < 0)
+                                                 earliest_call(s, &o), after, &e) < 0)
                 rc = -ENOMEM;
             else
                 rc = put_stamped(&o, after);

@@ -103,7 +103,11 @@ static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
         fbf_bv4_register_use_store(s->opt.submitter, fbf_bv4_fetch_store(s->fetch));
         bool acks = config_flag(config, "dynamic-jobs-acknowledged", "job_submission",
                                 "from_scheduler", "acknowledge");
-        int rc = fbf_bv4_register_configure(s->opt.submitter, s->dynamic_jobs, acks, err);
+        /* Batsim 4.2.1's flat config only; absent means no reuse, which
+         * each job's own profile serves as well. */
+        bool reuse = cJSON_IsTrue(fbf_json_get(config, "profile-reuse-enabled"));
+        int rc = fbf_bv4_register_configure(s->opt.submitter, s->dynamic_jobs, acks, reuse,
+                                            err);
         if (rc == 0)
             rc = fbf_bv4_register_known_profiles(
                 s->opt.submitter, fbf_json_get(data, "profiles"), err);
@@ -111,9 +115,16 @@ static int on_begins(fbf_bv4_session *s, const cJSON *data, fbf_error *err)
             return rc;
     }
 
+    /* The pstates are the platform's to say, before the platform is set. */
+    fbf_power_config power = s->opt.power ? *s->opt.power : fbf_power_config_default();
+    int rc = fbf_bv4_power_pstates(data, &power, s->opt.sleep_pstate_given,
+                                   s->opt.compute_pstate_given, err);
+    if (rc < 0 || (rc = fbf_engine_set_power(s->engine, &power, err)) < 0)
+        return rc;
+
     fbf_idset compute;
     fbf_idset_init(&compute);
-    int rc = fbf_bv4_compute_set(data, &compute, err);
+    rc = fbf_bv4_compute_set(data, &compute, err);
     if (rc == 0)
         rc = fbf_engine_set_platform(s->engine, &compute, err);
     fbf_idset_fini(&compute);
@@ -178,7 +189,9 @@ static void log_progress(fbf_bv4_session *s, const char *id, const cJSON *p)
     for (; p && len < sizeof text - 32; p = fbf_json_get(p, "current_task")) {
         const cJSON *idx = fbf_json_get(p, "current_task_index");
         const cJSON *pr = fbf_json_get(p, "progress");
-        if (idx)
+        if (idx && idx->valuedouble < 0)
+            len += (size_t)snprintf(text + len, sizeof text - len, "an unknown point");
+        else if (idx)
             len += (size_t)snprintf(text + len, sizeof text - len, "task %.0f > ",
                                     idx->valuedouble);
         else if (pr)

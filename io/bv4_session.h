@@ -57,6 +57,10 @@ typedef struct fbf_bv4_options {
     /* Machine states and energy saving (engine/power.h, io/bv4_power.h);
      * NULL: defaults, no saving. */
     const fbf_power_config *power;
+    /* The command line named these pstates: a platform whose machines
+     * say otherwise (fbf_bv4_power_pstates()) is an error, where without
+     * them the platform's pstates replace the defaults. */
+    bool sleep_pstate_given, compute_pstate_given;
     /* Send QUERY consumed_energy in the reply to NOTIFY
      * no_more_static_job_to_submit, and once more when, after it, nothing
      * waits or runs; the ANSWER goes to the log. */

@@ -34,6 +34,17 @@ struct fbf_bv4_session {
     double energy; /* the last consumed_energy answered, NAN before */
 };
 
+/* A CALL_ME_LATER must be later than Batsim's clock when Batsim applies
+ * it, or Batsim aborts ("You asked to be awaken in the past!"). Batsim
+ * prints `now` with six decimals but keeps full precision, and on a
+ * platform with network latency it applies each event of a reply some
+ * microseconds after the one before (15 us on its small_platform). So no
+ * call is asked for before now + FBF_BV4_CALL_MARGIN +
+ * FBF_BV4_CALL_PER_EVENT x (the events before it in the reply); one due
+ * sooner is asked for then. */
+#define FBF_BV4_CALL_MARGIN 1e-3
+#define FBF_BV4_CALL_PER_EVENT 2e-5
+
 /* Writes the reply of the decision point just decided into s->out: the
  * engine's decisions in D0 order, with tags, registrations,
  * notifications, queries and the answers, every event stamped now.

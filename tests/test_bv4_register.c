@@ -28,6 +28,8 @@ static const char FLAT_ON[] = "'dynamic-jobs-enabled':true,'dynamic-jobs-acknowl
 static const char NESTED_OFF[] =
     "'redis':{'enabled':false},'job_submission':{'forward_profiles':false,"
     "'from_scheduler':{'enabled':true,'acknowledge':false}}";
+static const char FLAT_REUSE[] = "'dynamic-jobs-enabled':true,'dynamic-jobs-acknowledged':false,"
+                                 "'profile-reuse-enabled':true";
 static const char NESTED_ON[] =
     "'redis':{'enabled':false},'job_submission':{'forward_profiles':true,"
     "'from_scheduler':{'enabled':true,'acknowledge':true}}";
@@ -81,12 +83,13 @@ static void done(fixture *f)
 }
 
 /* Acks off: a registered job starts in the reply that registers it, after
- * its REGISTER_JOB; a shared profile is registered once. */
+ * its REGISTER_JOB; without profile reuse (Batsim's default) each job has
+ * a profile of its own, registered just before it. */
 static void check_acks_off(const char *config)
 {
     fixture f = make("fcfs", plan, 3, 0);
     fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, config),
-                    "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|"
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_PROFILE|REGISTER_JOB dyn!2|"
                     "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2|CALL_ME_LATER 5");
     fbf_test_bv4_ok(f.s, "{\"now\":5,\"events\":[{\"timestamp\":5,\"type\":\"REQUESTED_CALL\","
                          "\"data\":{}}]}",
@@ -119,7 +122,8 @@ static void check_acks_on(const char *config)
 {
     fixture f = make("fcfs", plan, 3, 0);
     fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, config),
-                    "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|CALL_ME_LATER 5");
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_PROFILE|REGISTER_JOB dyn!2|"
+                    "CALL_ME_LATER 5");
     assert_int_equal(fbf_engine_nb_waiting(fbf_bv4_session_engine(f.s)), 0);
     fbf_test_bv4_ok(f.s, fbf_test_msg("{'now':0,'events':["
                                       "{'timestamp':0,'type':'JOB_SUBMITTED','data':{'job_id':"
@@ -145,26 +149,92 @@ static void test_acks_on_nested(void **state)
     check_acks_on(NESTED_ON);
 }
 
-/* A gap longer than the pause: finished during it, re-opened before the
- * next registration, finished again after the last. */
+static const char *call_at(double t)
+{
+    return fbf_test_msg("{'now':%.17g,'events':[{'timestamp':%.17g,'type':'REQUESTED_CALL',"
+                        "'data':{}}]}", t, t);
+}
+
+/* A gap longer than the pause: finished during it, re-opened in a reply
+ * before the next registration's (Batsim checks a REGISTER_JOB against
+ * the state before its reply: a continue_registration beside it comes
+ * too late), finished again after the last. */
 static void test_pause_and_continue(void **state)
 {
     (void)state;
     const fbf_bv4_reg_job jobs[] = {{"dyn!a", 0, 1, 10, "p", 10}, {"dyn!b", 100, 1, 10, "p", 10}};
     fixture f = make("easy", jobs, 2, 50);
     fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF),
-                    "REGISTER_PROFILE|REGISTER_JOB dyn!a|EXECUTE_JOB dyn!a 0|CALL_ME_LATER 100|"
-                    "NOTIFY registration_finished");
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!a|EXECUTE_JOB dyn!a 0|"
+                    "NOTIFY registration_finished|CALL_ME_LATER 99|CALL_ME_LATER 100");
     fbf_test_bv4_ok(f.s, fbf_test_msg("{'now':10,'events':[{'timestamp':10,'type':"
                                       "'JOB_COMPLETED','data':{'job_id':'dyn!a','job_state':"
                                       "'COMPLETED_SUCCESSFULLY'}}]}"),
                     "");
-    fbf_test_bv4_ok(f.s, "{\"now\":100,\"events\":[{\"timestamp\":100,\"type\":"
-                         "\"REQUESTED_CALL\",\"data\":{}}]}",
-                    "NOTIFY continue_registration|REGISTER_JOB dyn!b|EXECUTE_JOB dyn!b 0|"
+    fbf_test_bv4_ok(f.s, call_at(99), "NOTIFY continue_registration");
+    fbf_test_bv4_ok(f.s, call_at(100),
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!b|EXECUTE_JOB dyn!b 0|"
                     "NOTIFY registration_finished");
     assert_int_equal(fbf_bv4_register_nb_continues(f.reg), 1);
     done(&f);
+}
+
+/* When the decision point before the job's does not come (here a call at
+ * 100 first), registration re-opens at the job's and the job is
+ * registered at the next decision point, asked for at once (now + 1 ms
+ * + 20 us for the one event before the call: 100.00102). */
+static void test_pause_reopened_late(void **state)
+{
+    (void)state;
+    const fbf_bv4_reg_job jobs[] = {{"dyn!a", 0, 1, 10, "p", 10}, {"dyn!b", 100, 1, 10, "p", 10}};
+    fixture f = make("easy", jobs, 2, 50);
+    fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF),
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!a|EXECUTE_JOB dyn!a 0|"
+                    "NOTIFY registration_finished|CALL_ME_LATER 99|CALL_ME_LATER 100");
+    fbf_test_bv4_ok(f.s, call_at(100), "NOTIFY continue_registration|CALL_ME_LATER 100.001");
+    fbf_test_bv4_ok(f.s, call_at(100.00102),
+                    "REGISTER_PROFILE|REGISTER_JOB dyn!b|EXECUTE_JOB dyn!b 1|"
+                    "NOTIFY registration_finished");
+    assert_int_equal(fbf_bv4_register_nb_continues(f.reg), 1);
+    done(&f);
+}
+
+/* With profile reuse, a profile shared by jobs is registered once, under
+ * the plan's name; without, each job's is its own, <profile>@<name>. */
+static void test_profile_names(void **state)
+{
+    (void)state;
+    const char *cfg[] = {FLAT_REUSE, FLAT_OFF};
+    const char *want[] = {"REGISTER_PROFILE p10|REGISTER_JOB dyn!1|REGISTER_JOB dyn!2",
+                          "REGISTER_PROFILE p10@1|REGISTER_JOB dyn!1|REGISTER_PROFILE p10@2|"
+                          "REGISTER_JOB dyn!2"};
+    for (int k = 0; k < 2; k++) {
+        fixture f = make("fcfs", plan, 3, 0);
+        char *raw = fbf_test_bv4_exchange(f.s, fbf_test_bv4_begins(4, cfg[k]), 0, NULL, true);
+        cJSON *reply = cJSON_Parse(raw);
+        char got[256] = "";
+        const cJSON *ev;
+        cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(reply, "events"))
+        {
+            const char *t = cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring;
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(ev, "data");
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "profile_name");
+            const cJSON *job = cJSON_GetObjectItemCaseSensitive(d, "job");
+            if (strncmp(t, "REGISTER_", 9) != 0)
+                continue;
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s %s", got[0] ? "|" : "",
+                     t, name ? name->valuestring
+                             : cJSON_GetObjectItemCaseSensitive(d, "job_id")->valuestring);
+            /* the job names its own profile */
+            if (job && k == 1)
+                assert_non_null(strstr(cJSON_GetObjectItemCaseSensitive(job, "profile")
+                                           ->valuestring, "p10@"));
+        }
+        assert_string_equal(got, want[k]);
+        cJSON_Delete(reply);
+        free(raw);
+        done(&f);
+    }
 }
 
 /* A short gap is no pause. */
@@ -195,8 +265,9 @@ static void test_empty_plan(void **state)
     done(&f);
 }
 
-/* Batsim stops on a profile registered twice: the ones SIMULATION_BEGINS
- * lists are not registered again, and one that differs is refused. */
+/* Batsim stops on a profile registered twice: with reuse, the ones
+ * SIMULATION_BEGINS lists are not registered again, and one that differs
+ * is refused; without, a job's own profile name that is taken is refused. */
 static void test_known_profiles(void **state)
 {
     (void)state;
@@ -206,7 +277,7 @@ static void test_known_profiles(void **state)
         "'nb_resources':4,'nb_compute_resources':4,'config':{%s},"
         "'profiles':{'w0':{'p20':{'type':'delay','delay':20}},"
         "'dyn':{'p10':{'type':'delay','delay':10}}}}}]}",
-        FLAT_OFF);
+        FLAT_REUSE);
     fbf_test_bv4_ok(f.s, begins,
                     "REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|"
                     "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2|CALL_ME_LATER 5");
@@ -220,7 +291,7 @@ static void test_known_profiles(void **state)
     begins = fbf_test_msg("{'now':0,'events':[{'timestamp':0,'type':'SIMULATION_BEGINS','data':{"
                           "'nb_resources':4,'nb_compute_resources':4,'config':{%s},"
                           "'profiles':{'dyn':{'p10':{'type':'delay','delay':11}}}}}]}",
-                          FLAT_OFF);
+                          FLAT_REUSE);
     const char *reply;
     size_t len;
     fbf_error err;
@@ -230,6 +301,20 @@ static void test_known_profiles(void **state)
                         "event 0 (SIMULATION_BEGINS): data.profiles.dyn.p10: Batsim already has "
                         "this profile, and it is not the delay 10 that job dyn!1 needs");
     done(&f);
+
+    f = make("fcfs", plan, 3, 0);
+    begins = fbf_test_msg("{'now':0,'events':[{'timestamp':0,'type':'SIMULATION_BEGINS','data':{"
+                          "'nb_resources':4,'nb_compute_resources':4,'config':{%s},"
+                          "'profiles':{'dyn':{'p10@2':{'type':'delay','delay':10}}}}}]}",
+                          FLAT_OFF);
+    assert_int_equal(fbf_bv4_session_handle(f.s, begins, strlen(begins), &reply, &len, &err),
+                     -EINVAL);
+    assert_string_equal(err.text,
+                        "event 0 (SIMULATION_BEGINS): data.profiles.dyn.p10@2: Batsim already "
+                        "has a profile of the name fastbf would register for job dyn!2 (without "
+                        "profile reuse each registered job gets a profile of its own, "
+                        "<profile>@<job name>)");
+    done(&f);
 }
 
 /* The kill deadline and the next registration fall at the same time:
@@ -238,7 +323,7 @@ static void test_one_call_per_time(void **state)
 {
     (void)state;
     fixture f = make_killing("fcfs", plan, 3, 0, 5);
-    fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF),
+    fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_REUSE),
                     "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|"
                     "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2|CALL_ME_LATER 5");
     done(&f);
@@ -361,7 +446,7 @@ static void test_event_contents(void **state)
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(event_of(reply, "REGISTER_PROFILE", NULL,
                                                                &n), "data");
     assert_string_equal(str(p, "workload_name", NULL), "dyn");
-    assert_string_equal(str(p, "profile_name", NULL), "p7");
+    assert_string_equal(str(p, "profile_name", NULL), "p7@1");
     assert_string_equal(str(p, "profile", "type"), "delay");
     assert_true(num(p, "profile", "delay") == 7);
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(event_of(reply, "REGISTER_JOB", "dyn!1",
@@ -370,7 +455,7 @@ static void test_event_contents(void **state)
     assert_true(num(j, "job", "subtime") == 0);
     assert_true(num(j, "job", "res") == 3);
     assert_true(num(j, "job", "walltime") == -1);
-    assert_string_equal(str(j, "job", "profile"), "p7");
+    assert_string_equal(str(j, "job", "profile"), "p7@1");
     cJSON_Delete(reply);
     free(raw);
 
@@ -429,6 +514,8 @@ int main(void)
         cmocka_unit_test(test_acks_on_flat),
         cmocka_unit_test(test_acks_on_nested),
         cmocka_unit_test(test_pause_and_continue),
+        cmocka_unit_test(test_pause_reopened_late),
+        cmocka_unit_test(test_profile_names),
         cmocka_unit_test(test_short_gap_no_pause),
         cmocka_unit_test(test_empty_plan),
         cmocka_unit_test(test_known_profiles),

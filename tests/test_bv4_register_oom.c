@@ -200,25 +200,27 @@ static void test_create_out_of_memory(void **state)
     }
 }
 
-/* due() then close() at now 10: two profiles, three jobs, then
- * registration_finished; any allocation may fail. */
+/* due() then close() at now 10, with and without profile reuse: the
+ * profiles, three jobs, then registration_finished; any allocation may
+ * fail. */
 static void test_registrations_out_of_memory(void **state)
 {
     (void)state;
     if (!INJECT)
         skip();
+    for (int reuse = 0; reuse < 2; reuse++)
     for (long k = 0;; k++) {
         fbf_error err = {{0}};
         fbf_bv4_register *r = fbf_bv4_register_create(plan, 3, NULL, &err);
         assert_non_null(r);
-        assert_int_equal(fbf_bv4_register_configure(r, true, true, &err), 0);
+        assert_int_equal(fbf_bv4_register_configure(r, true, true, reuse, &err), 0);
         arm(k);
         cJSON *events = cJSON_CreateArray();
         int rc = -ENOMEM;
         if (events) {
             rc = fbf_bv4_register_due(r, 10, events, NULL, &err);
             if (rc == 0)
-                rc = fbf_bv4_register_close(r, 10, events, &err);
+                rc = fbf_bv4_register_close(r, 10, 10.001, events, &err);
         }
         int n = events ? cJSON_GetArraySize(events) : 0;
         cJSON_Delete(events);
@@ -230,7 +232,9 @@ static void test_registrations_out_of_memory(void **state)
         if (left != 0)
             fail_msg("failure at allocation %ld: %ld allocations left behind", k, left);
         if (rc == 0) {
-            assert_int_equal(n, 6); /* 2 profiles, 3 jobs, registration_finished */
+            /* 2 profiles (3 without reuse: one per job), 3 jobs,
+             * registration_finished */
+            assert_int_equal(n, reuse ? 6 : 7);
             break;
         }
     }

@@ -440,8 +440,8 @@ static void give_up(const char *policy, const char *at0, const char *at20, const
         assert_true(fbf_engine_job_reservation(e, fbf_engine_find(e, "d")) == 150);
     fbf_test_begin(e, 30);
     fbf_test_decide(e, at30);
-    assert_int_equal(state_of(e, "b"), FBF_JOB_DONE);
-    assert_int_equal(state_of(e, "c"), FBF_JOB_DONE);
+    assert_int_equal(state_of(e, "b"), FBF_JOB_REJECTED);
+    assert_int_equal(state_of(e, "c"), FBF_JOB_REJECTED);
     assert_int_equal(fbf_engine_nb_waiting(e), 1);
     if (strcmp(policy, "conservative") == 0) /* b's and c's reservations are gone */
         assert_true(fbf_engine_job_reservation(e, fbf_engine_find(e, "d")) == 100);

@@ -406,20 +406,28 @@ static const char *reg_begins(const char *prefix, int p, bool acks)
                        config(0, prefix, p), acks ? "true" : "false"));
 }
 
-/* Every REGISTER_JOB of the reply holds data.job_id alone. */
+/* Every REGISTER_JOB of the reply holds data.job_id alone, right after the
+ * REGISTER_PROFILE of its own profile. */
 static void job_id_only(const char *raw)
 {
     cJSON *reply = cJSON_Parse(raw);
     const cJSON *ev;
     int n = 0;
+    const char *profile = NULL; /* the REGISTER_PROFILE just before */
     cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(reply, "events"))
     {
         const char *t = cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring;
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(ev, "data");
         if (strcmp(t, "REGISTER_PROFILE") == 0)
-            fail_msg("REGISTER_PROFILE in Redis mode: %s", raw);
+            profile = cJSON_GetObjectItemCaseSensitive(d, "profile_name")->valuestring;
         if (strcmp(t, "REGISTER_JOB") != 0)
             continue;
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(ev, "data");
+        /* Batsim 4.2.1 reads a registered job's profile only from a
+         * REGISTER_PROFILE, never from the store. */
+        const char *id = cJSON_GetObjectItemCaseSensitive(d, "job_id")->valuestring;
+        if (!profile || strcmp(strchr(profile, '@') + 1, strchr(id, '!') + 1) != 0)
+            fail_msg("REGISTER_JOB %s without its REGISTER_PROFILE before it: %s", id, raw);
+        profile = NULL;
         if (cJSON_GetArraySize(d) != 1 ||
             !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(d, "job_id")))
             fail_msg("REGISTER_JOB is not job_id only: %s", raw);
@@ -455,37 +463,41 @@ static void test_register_writes_store(void **state)
     fbf_bv4_register *reg;
     fbf_bv4_session *s = submitter(&reg);
     char *raw = fbf_test_bv4_exchange(s, reg_begins("rg", port(), false), 0,
-                                      "REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|"
-                                      "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2|CALL_ME_LATER 5",
+                                      "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_PROFILE|"
+                                      "REGISTER_JOB dyn!2|EXECUTE_JOB dyn!1 0-1|"
+                                      "EXECUTE_JOB dyn!2 2|CALL_ME_LATER 5",
                                       true);
     job_id_only(raw);
     free(raw);
     cJSON *j = stored("rg:job_dyn!1");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "id")->valuestring, "dyn!1");
-    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "profile")->valuestring, "p10");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "profile")->valuestring, "p10@1");
     assert_true(field(j, "subtime") == 0 && field(j, "res") == 2 && field(j, "walltime") == 10);
     cJSON_Delete(j);
     j = stored("rg:job_dyn!2");
     assert_true(field(j, "res") == 1 && field(j, "walltime") == -1);
     cJSON_Delete(j);
-    j = stored("rg:profile_dyn!p10");
-    assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "type")->valuestring, "delay");
-    assert_true(field(j, "delay") == 10);
-    cJSON_Delete(j);
+    /* Profiles go in REGISTER_PROFILE only: Batsim ignores the store's. */
+    assert_null(fbf_test_redis_get(fbf_test_redis_shared(), "rg:profile_dyn!p10@1"));
+    assert_null(fbf_test_redis_get(fbf_test_redis_shared(), "rg:profile_dyn!p10"));
     /* Not due yet: not stored yet. */
     assert_null(fbf_test_redis_get(fbf_test_redis_shared(), "rg:job_dyn!3"));
-    assert_null(fbf_test_redis_get(fbf_test_redis_shared(), "rg:profile_dyn!p20"));
 
     raw = fbf_test_bv4_exchange(s, "{\"now\":5,\"events\":[{\"timestamp\":5,\"type\":"
                                    "\"REQUESTED_CALL\",\"data\":{}}]}",
-                                0, "REGISTER_JOB dyn!3|NOTIFY registration_finished", true);
+                                0, "REGISTER_PROFILE|REGISTER_JOB dyn!3|NOTIFY registration_finished",
+                                true);
     job_id_only(raw);
+    cJSON *reply = cJSON_Parse(raw);
+    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(reply, "events"), 0), "data");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(prof, "profile_name")->valuestring,
+                        "p20@3");
+    assert_true(field(cJSON_GetObjectItemCaseSensitive(prof, "profile"), "delay") == 20.5);
+    cJSON_Delete(reply);
     free(raw);
     j = stored("rg:job_dyn!3");
     assert_true(field(j, "subtime") == 5 && field(j, "res") == 4);
-    cJSON_Delete(j);
-    j = stored("rg:profile_dyn!p20");
-    assert_true(field(j, "delay") == 20.5);
     cJSON_Delete(j);
     assert_int_equal(fbf_bv4_register_nb_registered(reg), 3);
     fbf_bv4_session_destroy(s);
@@ -493,7 +505,7 @@ static void test_register_writes_store(void **state)
 }
 
 /* Acks on: the job_id-only JOB_SUBMITTED is decided from the keys the
- * registration wrote; a profile SIMULATION_BEGINS lists is not written. */
+ * registration wrote; no profile is written to the store. */
 static void test_register_acks_read_back(void **state)
 {
     fbf_bv4_register *reg;
@@ -504,7 +516,8 @@ static void test_register_acks_read_back(void **state)
     char b[8192];
     snprintf(b, sizeof b, "%.*s\"profiles\":{\"dyn\":{\"p10\":{\"type\":\"delay\","
              "\"delay\":10}}}%s", (int)(at - begins), begins, at + strlen(empty));
-    ok(s, b, "REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|CALL_ME_LATER 5");
+    ok(s, b, "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_PROFILE|REGISTER_JOB dyn!2|"
+             "CALL_ME_LATER 5");
     assert_null(fbf_test_redis_get(fbf_test_redis_shared(), "ra:profile_dyn!p10"));
     assert_int_equal(fbf_engine_nb_waiting(fbf_bv4_session_engine(s)), 0);
     ok(s, M("{'now':0,'events':[%s,%s]}", rsub(0, "dyn!1"), rsub(0, "dyn!2")),
@@ -521,8 +534,8 @@ static void test_register_store_lost(void **state)
     fbf_bv4_register *reg;
     fbf_bv4_session *s = submitter(&reg);
     ok(s, reg_begins("lost", own.port, false),
-       "REGISTER_JOB dyn!1|REGISTER_JOB dyn!2|EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2|"
-       "CALL_ME_LATER 5");
+       "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_PROFILE|REGISTER_JOB dyn!2|"
+       "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2|CALL_ME_LATER 5");
     fbf_test_redis_stop(&own);
     const char *req = "{\"now\":5,\"events\":[{\"timestamp\":5,\"type\":\"REQUESTED_CALL\","
                       "\"data\":{}}]}";

@@ -68,7 +68,8 @@ static void usage(FILE *out)
             "                           --query-energy\n"
             "  --switch-delays OFF:ON   fastbf's estimates of the switch-off and switch-on\n"
             "                           times in seconds (default 0:0)\n"
-            "  --sleep-pstate N         the pstate that puts a machine to sleep (default 1)\n"
+            "  --sleep-pstate N         the pstate that puts a machine to sleep (default: the\n"
+            "                           platform's first sleep pstate, else 1)\n"
             "  --compute-pstate M       the pstate machines compute in (default 0)\n"
             "  --query-energy           ask Batsim for consumed_energy after the last\n"
             "                           submission and at the end (logged with --verbose)\n"
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
     double kill_after = 0, pause = 0, max_wait = 0;
     const char *reg_path = NULL;
     fbf_power_config power = fbf_power_config_default();
-    bool query_energy = false, power_set = false;
+    bool query_energy = false, power_set = false, sleep_given = false, compute_given = false;
     long long pstate;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
@@ -232,6 +233,7 @@ int main(int argc, char **argv)
                 return bad_usage("--sleep-pstate/--compute-pstate: '%s' is not a pstate number",
                                  optarg);
             *(c == 'S' ? &power.sleep_pstate : &power.compute_pstate) = (uint32_t)pstate;
+            *(c == 'S' ? &sleep_given : &compute_given) = true;
             power_set = true;
             break;
         case 'Q': query_energy = true; break;
@@ -284,6 +286,8 @@ int main(int argc, char **argv)
         .tag_starts = tag_starts,
         .submitter = reg,
         .power = &power,
+        .sleep_pstate_given = sleep_given,
+        .compute_pstate_given = compute_given,
         .query_energy = query_energy,
     };
     fbf_bv4_session *s = fbf_bv4_session_create(&o, &err);

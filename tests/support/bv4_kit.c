@@ -197,7 +197,7 @@ char *fbf_test_bv4_exchange(fbf_bv4_session *s, const char *req, int want_rc, co
     assert_non_null(reply);
     cJSON *r = fbf_test_bv4_check_reply(req, reply, len);
     const char *got = summary(r);
-    if (strcmp(got, want) != 0)
+    if (want && strcmp(got, want) != 0)
         fail_msg("reply to %s\n  is   \"%s\"\n  want \"%s\"\n  raw  %s", req, got, want, reply);
     cJSON_Delete(r);
     return keep ? strdup(reply) : NULL;

@@ -39,7 +39,7 @@ const char *fbf_test_bv4_begins(int n, const char *config);
 cJSON *fbf_test_bv4_check_reply(const char *req, const char *reply, size_t reply_len);
 
 /* Sends req, which must succeed with want_rc (0 or FBF_BV4_ENDED), checks
- * the reply's invariants and its summary. Returns a copy of the raw reply
+ * the reply's invariants and its summary (want NULL: any). Returns a copy of the raw reply
  * if keep (caller frees), else NULL. */
 char *fbf_test_bv4_exchange(fbf_bv4_session *s, const char *req, int want_rc, const char *want,
                             bool keep);
