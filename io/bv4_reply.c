@@ -268,3 +268,55 @@ int fbf_bv4_reply_build(fbf_bv4_session *s, cJSON *registrations, cJSON *answers
     fbf_jbuf_lit(o.b, "]}");
     return rc < 0 || o.b->oom ? -ENOMEM : 0;
 }
+
+/* req's now, read as cheaply as a message that failed to parse allows:
+ * the number after its first "now" key; the engine's otherwise. */
+static double request_now(const fbf_bv4_session *s, const char *req, size_t len)
+{
+    static const char key[] = "\"now\":";
+    char num[40];
+    for (size_t i = 0; i + sizeof key - 1 < len; i++) {
+        if (memcmp(req + i, key, sizeof key - 1) != 0)
+            continue;
+        size_t from = i + sizeof key - 1, n = 0;
+        while (from + n < len && n < sizeof num - 1 && strchr("+-.0123456789eE", req[from + n]))
+            n++;
+        memcpy(num, req + from, n);
+        num[n] = '\0';
+        char *end;
+        double v = strtod(num, &end);
+        if (n && *end == '\0' && isfinite(v))
+            return v;
+        break;
+    }
+    return fbf_engine_now(s->engine);
+}
+
+const char *fbf_bv4_session_refusal(fbf_bv4_session *s, const char *req, size_t len,
+                                    const char *why, size_t *reply_len)
+{
+    char now[32];
+    format_time(request_now(s, req, len), now, sizeof now);
+    out o = {.b = &s->out, .now = now, .now_len = strlen(now)};
+    fbf_jbuf_reset(o.b);
+    fbf_jbuf_lit(o.b, "{\"now\":");
+    fbf_jbuf_raw(o.b, now, o.now_len);
+    fbf_jbuf_lit(o.b, ",\"events\":[");
+    open_lit(&o, "NOTIFY");
+    size_t cap = strlen(why) + 32;
+    char *text = malloc(cap);
+    bool ok = text != NULL;
+    if (ok) {
+        snprintf(text, cap, "fastbf stopped: %s", why);
+        fbf_jbuf_lit(o.b, "{\"type\":");
+        fbf_jbuf_str(o.b, text);
+        fbf_jbuf_lit(o.b, "}");
+    }
+    free(text);
+    close_event(&o);
+    fbf_jbuf_lit(o.b, "]}");
+    if (!ok || o.b->oom)
+        return NULL;
+    *reply_len = o.b->len;
+    return o.b->p;
+}

@@ -82,6 +82,16 @@ void fbf_bv4_session_destroy(fbf_bv4_session *s);
 int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
                            const char **reply, size_t *reply_len, fbf_error *err);
 
+/* After fbf_bv4_session_handle() failed on req: a reply that makes a real
+ * Batsim stop at once with why in its own error, instead of waiting
+ * forever for a scheduler that has given up. Batsim 4.2.1 aborts on a
+ * NOTIFY of a type it does not know, printing the type ("Unknown NOTIFY
+ * type received ('fastbf stopped: <why>')."), so that is the reply, at
+ * req's now when it can be read. Owned by the session, valid until the
+ * next call; NULL when out of memory. */
+const char *fbf_bv4_session_refusal(fbf_bv4_session *s, const char *req, size_t len,
+                                    const char *why, size_t *reply_len);
+
 /* The engine behind the session (borrowed), for tests and statistics. */
 fbf_engine *fbf_bv4_session_engine(fbf_bv4_session *s);
 

@@ -20,8 +20,9 @@
  * Invariants: sock and stop_tx belong to the I/O thread; mon and stop_rx
  * to the watcher from its start to its end, which the I/O thread joins
  * before closing anything; received and lost are the only shared state.
- * The socket lingers 1 s at close so the last reply (to SIMULATION_ENDS)
- * still leaves when the process exits.
+ * The socket lingers 1 s at close so the last reply (to SIMULATION_ENDS,
+ * or the refusal that tells Batsim why fastbf stopped) still leaves when
+ * the process exits.
  */
 #include "io/zmq_server.h"
 
@@ -163,8 +164,15 @@ static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_zmq_stats *s
                 if (received == 1)
                     st->first_s = dt;
             }
-            if (rc < 0)
+            if (rc < 0) {
+                /* Batsim would wait for this reply forever: one that it
+                 * refuses makes it stop with our reason instead. */
+                reply = fbf_bv4_session_refusal(s, zmq_msg_data(&msg), zmq_msg_size(&msg),
+                                                err->text, &len);
+                if (reply)
+                    zmq_send(sock, reply, len, 0);
                 break;
+            }
             if (zmq_send(sock, reply, len, 0) >= 0) {
                 if (rc == FBF_BV4_ENDED) {
                     rc = 0;

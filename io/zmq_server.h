@@ -6,7 +6,9 @@
  * sockets are not thread-safe, so no other thread touches it): receive a
  * request, let the session turn it into a reply, send the reply; until
  * SIMULATION_ENDS has been answered. It returns 0 then, or a negative code
- * with a message (a protocol violation, a socket error, a signal).
+ * with a message (a protocol violation, a socket error, a signal). A
+ * request the session refuses is still answered, by the session's refusal
+ * (fbf_bv4_session_refusal()), so that Batsim stops too, with the reason.
  */
 #ifndef FBF_ZMQ_SERVER_H
 #define FBF_ZMQ_SERVER_H

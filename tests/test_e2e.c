@@ -351,10 +351,35 @@ static void test_simulation_fcfs(void **state) { play_policy("fcfs", true); }
 
 /* ---- failures --------------------------------------------------------- */
 
+/* The reply to a refused request must make Batsim stop with fastbf's
+ * reason: one NOTIFY whose type, which Batsim 4.2.1 does not know and
+ * prints in its abort, is "fastbf stopped: " and the line fastbf printed;
+ * at the request's now (now, NAN when the request has none). */
+static void expect_refusal(const char *reply, const char *err_line, double now)
+{
+    cJSON *r = cJSON_Parse(reply);
+    const cJSON *evs = cJSON_GetObjectItemCaseSensitive(r, "events");
+    const cJSON *ev = cJSON_GetArrayItem(evs, 0);
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
+    const cJSON *what = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(ev, "data"), "type");
+    const cJSON *rnow = cJSON_GetObjectItemCaseSensitive(r, "now");
+    char want[1100];
+    snprintf(want, sizeof want, "fastbf stopped: %.*s", (int)strlen(err_line) - 9,
+             err_line + 8); /* without "fastbf: " and the newline */
+    if (cJSON_GetArraySize(evs) != 1 || !cJSON_IsString(type) ||
+        strcmp(type->valuestring, "NOTIFY") != 0 || !cJSON_IsString(what) ||
+        strcmp(what->valuestring, want) != 0 || !cJSON_IsNumber(rnow) ||
+        (!isnan(now) && rnow->valuedouble != now))
+        fail_msg("refusal \"%s\", want one NOTIFY of type \"%s\" at now %g", reply, want, now);
+    cJSON_Delete(r);
+}
+
 /* Starts fastbf, sends the good requests (each must be answered), then the
- * bad one, and expects exit 1 with exactly one line on stderr beginning
- * with want_prefix, within a bounded time. */
-static void expect_violation(const char *const *good, size_t n, const char *bad,
+ * bad one, and expects its refusal (expect_refusal(), at now), exit 1 and
+ * exactly one line on stderr beginning with want_prefix, within a bounded
+ * time. */
+static void expect_violation(const char *const *good, size_t n, const char *bad, double now,
                              const char *want_prefix)
 {
     fbf_test_peer p;
@@ -367,9 +392,13 @@ static void expect_violation(const char *const *good, size_t n, const char *bad,
             fail_msg("no reply to good request %zu (%ld)", i, len);
         free(reply);
     }
-    assert_int_equal(fbf_test_peer_send(&p, bad), 0);
+    char *refusal = NULL;
+    if (fbf_test_peer_request(&p, bad, &refusal, REPLY_MS) < 0)
+        fail_msg("no reply to the bad request: Batsim would wait forever");
     int rc = fbf_test_peer_wait(&p, EXIT_MS);
     const char *err = stderr_of(&p);
+    expect_refusal(refusal, err, now);
+    free(refusal);
     if (rc != 1)
         fail_msg("exit %d after a bad message, want 1 (stderr: %s)", rc, err);
     if (strncmp(err, want_prefix, strlen(want_prefix)) != 0)
@@ -387,19 +416,20 @@ static void test_malformed_message_exits(void **state)
                      M("{'now':1,'events':[%s,{'timestamp':1,'type':'JOB_SUBMITTED','data':{"
                        "'job_id':'w0!2','job':{'id':'w0!2','res':'4','walltime':10}}}]}",
                        SUB(1, "w0!1", 1, 10)),
+                     1,
                      "fastbf: event 1 (JOB_SUBMITTED): data.job.res: expected an integer, got ");
     /* Not JSON at all, as the very first message. */
-    expect_violation(NULL, 0, "hello", "fastbf: malformed JSON message near byte ");
+    expect_violation(NULL, 0, "hello", NAN, "fastbf: malformed JSON message near byte ");
     /* A first message without SIMULATION_BEGINS. */
-    expect_violation(NULL, 0, "{\"now\":0,\"events\":[]}",
+    expect_violation(NULL, 0, "{\"now\":0,\"events\":[]}", 0,
                      "fastbf: message: the first message must hold SIMULATION_BEGINS\n");
     /* A completion of a job fastbf never heard of. */
-    expect_violation(begun, 1, M("{'now':2,'events':[%s]}", DONE(2, "w0!9", "0")),
+    expect_violation(begun, 1, M("{'now':2,'events':[%s]}", DONE(2, "w0!9", "0")), 2,
                      "fastbf: event 0 (JOB_COMPLETED): data.job_id: unknown job w0!9\n");
     /* Time going backwards between messages. */
     const char *ran[] = {fbf_test_obs_begins4,
                          M("{'now':10,'events':[%s]}", SUB(10, "w0!1", 1, 10))};
-    expect_violation(ran, 2, "{\"now\":9,\"events\":[]}",
+    expect_violation(ran, 2, "{\"now\":9,\"events\":[]}", 9,
                      "fastbf: now: time goes backwards: now 9 after 10\n");
 }
 
