@@ -2,32 +2,27 @@
  * dynamic: Batsim's side of dynamic job registration and of the
  * estimate_waiting_time queries (time model and invariants in replay.h).
  *
- * Registration checks, as Batsim applies them (every failure stops the run
- * with exit code 2 and names the message, event, job and field):
- *   - dynamic jobs must be enabled (--dynamic-jobs) and registration open:
- *     not after NOTIFY registration_finished unless continue_registration
- *     re-opened it;
- *   REGISTER_PROFILE: workload_name and profile_name non-empty strings;
- *     profile an object of type "delay" (the only one the replayer runs)
- *     with a number delay >= 0; the pair must not exist yet (registered, or
- *     a profile of the input workload under one of its workload names);
- *   REGISTER_JOB: job_id a string "workload!name" (both parts non-empty,
- *     a single '!'), new; job an object (Batsim parses it as a workload's job) whose id
- *     is job_id or its name part (Batsim adds the workload), string or
- *     integer; profile a string naming a profile of the job's workload
- *     (registered, or from the input when the workload is one
- *     SIMULATION_BEGINS listed); res an integer in [1, 2^31 - 1] (a JSON
- *     int for Batsim); walltime, when given, -1 or > 0; subtime a number
- *     >= 0 (mandatory; Batsim then submits the job now whatever it says).
- *   Redis mode (--redis): REGISTER_JOB's description is read from
- *     <prefix>:job_<id> (data.job is not read, as Batsim reads the store),
- *     and a profile new to the replayer from <prefix>:profile_<workload>!
- *     <name>, checked as REGISTER_PROFILE's; every message about them names
- *     the key. REGISTER_PROFILE itself is refused: Batsim's Redis mode
- *     has profiles pushed to the store instead.
- *   NOTIFY: only registration_finished (needs open registration) and
- *     continue_registration (needs finished registration), both with
- *     dynamic jobs; Batsim stops on any other type from the scheduler.
+ * Registration, as Batsim 4.2.1 checks it, with its abort texts (each
+ * stops the run with exit code 2):
+ *   - dynamic jobs must be enabled (--dynamic-jobs) and registration open
+ *     as it was before the reply: a NOTIFY registration_finished or
+ *     continue_registration takes effect after the reply that holds it
+ *     (Batsim sets a flag then; a repeated NOTIFY is no error), and any
+ *     other NOTIFY type aborts;
+ *   REGISTER_PROFILE: the (workload, name) pair must never have existed
+ *     (a dropped profile's name stays taken); it creates the workload; a
+ *     delay profile only (the one type the replayer runs); also in Redis
+ *     mode, where Batsim does not read profiles from the store;
+ *   REGISTER_JOB: job_id "workload!name"; data.job given without Redis,
+ *     absent with Redis (then read from <prefix>:job_<id>); the workload
+ *     must exist (listed in SIMULATION_BEGINS or made by REGISTER_PROFILE);
+ *     the id new; then Batsim's Job::from_json: id, subtime (mandatory, then
+ *     ignored: the job is submitted now), walltime, res, and a profile of
+ *     the workload that was not dropped.
+ * Profiles: without --profile-reuse, Batsim drops a job's profile when it
+ *   deletes the job (once its JOB_COMPLETED is out, or the message after
+ *   its rejection), for the input's workloads too; jobs queued with it
+ *   still run, but no REGISTER_JOB can name it again.
  * Answers: data.estimate_waiting_time an object with job_id, a job asked
  * about in this request and not answered yet, and estimated_waiting_time a
  * number >= 0 or -1 (unknown); any other answer is refused.
@@ -190,8 +185,8 @@ static bool listed(const fbf_replay *r, const char *wl, size_t len)
     return false;
 }
 
-/* The delay of profile name in workload wl (len bytes), or -1 if none.
- * The index exists (ensure_index()). */
+/* The delay of profile name in workload wl (len bytes), -1 if none,
+ * DROPPED if Batsim dropped it. The index exists (ensure_index()). */
 static double find_profile(const fbf_replay *r, const char *wl, size_t len, const char *name)
 {
     pkey probe = {.wl = wl, .wl_len = len, .name = name};
@@ -201,6 +196,33 @@ static double find_profile(const fbf_replay *r, const char *wl, size_t len, cons
         k = pkey_get(r, &probe);
     }
     return k ? k->delay : -1;
+}
+
+
+/* Keys whose delay is not a profile's: a dropped profile (its name stays
+ * taken), and a workload that REGISTER_PROFILE created (name ""). */
+#define DROPPED (-2.0)
+#define WORKLOAD (-3.0)
+
+/* A new key of its own (workload, name); NULL when out of memory. */
+static pkey *put_key(fbf_replay *r, const char *wl, size_t lw, const char *name, double delay)
+{
+    size_t ln = strlen(name);
+    pkey *k = malloc(sizeof *k + lw + ln + 2);
+    if (!k)
+        return NULL;
+    memcpy(k->text, wl, lw);
+    k->text[lw] = '\0';
+    memcpy(k->text + lw + 1, name, ln + 1);
+    k->wl = k->text;
+    k->wl_len = lw;
+    k->name = k->text + lw + 1;
+    k->delay = delay;
+    if (!pkey_put(r, k)) {
+        free(k);
+        return NULL;
+    }
+    return k;
 }
 
 /* Records a registered profile; the caller checked it is new. */
@@ -216,65 +238,85 @@ static int add_profile(fbf_replay *r, const char *wl, const char *name, double d
         r->rprof = nb->items;
         r->rprof_cap = cap;
     }
-    size_t lw = strlen(wl), ln = strlen(name);
-    pkey *k = malloc(sizeof *k + lw + ln + 2);
+    pkey *k = put_key(r, wl, strlen(wl), name, delay);
     if (!k)
         return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    memcpy(k->text, wl, lw + 1);
-    memcpy(k->text + lw + 1, name, ln + 1);
-    k->wl = k->text;
-    k->wl_len = lw;
-    k->name = k->text + lw + 1;
-    k->delay = delay;
-    if (!pkey_put(r, k)) {
-        free(k);
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    }
-    r->rprof[r->nrprof++] = (fbf_rprofile){.workload = k->text, .name = k->text + lw + 1,
+    r->rprof[r->nrprof++] = (fbf_rprofile){.workload = k->text, .name = k->text + k->wl_len + 1,
                                            .delay = delay};
     return 0;
 }
 
-static int need_open(fbf_replay *r, long ev, const char *type, const char *job)
+/* Batsim knows workload wl: one of the input's, or made by REGISTER_PROFILE. */
+static bool workload_exists(const fbf_replay *r, const char *wl, size_t len)
 {
-    if (!r->cfg.dyn_jobs)
-        return fbf_replay_fail(r, ev, type, job, "dynamic jobs are disabled (the replayer runs "
-                               "with them only under --dynamic-jobs)");
-    if (!r->reg_open)
-        return fbf_replay_fail(r, ev, type, job, "registration is finished (NOTIFY "
-                               "registration_finished) and was not re-opened with NOTIFY "
-                               "continue_registration");
-    return 0;
+    pkey probe = {.wl = wl, .wl_len = len, .name = ""};
+    return listed(r, wl, len) || (r->rprof && pkey_get(r, &probe));
 }
 
-static bool nonempty_string(const cJSON *v)
+void fbf_replay_drop_profile(fbf_replay *r, uint32_t job)
 {
-    return cJSON_IsString(v) && v->valuestring[0];
+    if (r->cfg.profile_reuse || !r->cfg.dyn_jobs)
+        return;
+    if (ensure_index(r) < 0) {
+        r->oom = true; /* stops the run before the next send */
+        return;
+    }
+    const char *id = r->wl->jobs[job].id, *bang = strchr(id, '!');
+    const char *name = r->wl->profiles[r->wl->jobs[job].profile].name;
+    pkey probe = {.wl = id, .wl_len = (size_t)(bang - id), .name = name};
+    pkey *k = (pkey *)pkey_get(r, &probe);
+    if (k)
+        k->delay = DROPPED;
+    else if (!put_key(r, id, (size_t)(bang - id), name, DROPPED)) /* shadows the input's */
+        r->oom = true;
+}
+
+/* Batsim checks a registration against the state before the reply: a
+ * NOTIFY of the same reply takes effect after it. */
+static int need_open(fbf_replay *r, long ev, const char *type, const char *what)
+{
+    if (!r->cfg.dyn_jobs)
+        return fbf_replay_fail(r, ev, type, NULL, "Invalid JSON message: dynamic %s "
+                               "registration received but the option seems disabled... It can "
+                               "be activated with the '--enable-dynamic-jobs' command line "
+                               "option.", what);
+    if (!r->reg_open)
+        return fbf_replay_fail(r, ev, type, NULL, "Invalid JSON message: dynamic %s "
+                               "registration received but the option has been disabled (a "
+                               "registration_finished message have already been received)", what);
+    return 0;
 }
 
 int fbf_replay_register_profile(fbf_replay *r, const cJSON *data, long ev)
 {
     static const char T[] = "REGISTER_PROFILE";
-    if (need_open(r, ev, T, NULL))
+    if (need_open(r, ev, T, "profile"))
         return -EPROTO;
-    /* Batsim's Redis mode has no REGISTER_PROFILE: a profile Batsim does
-     * not know is read from the store when a REGISTER_JOB names it. */
-    if (r->cfg.redis)
-        return fbf_replay_fail(r, ev, T, NULL, "with Redis, profiles go to the store (key "
-                               "%s:profile_<workload>!<name>, before the REGISTER_JOB that "
-                               "needs them), not through REGISTER_PROFILE",
-                               fbf_bv4_redis_prefix(r->cfg.redis));
     const cJSON *wl = cJSON_GetObjectItemCaseSensitive(data, "workload_name");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(data, "profile_name");
     const cJSON *prof = cJSON_GetObjectItemCaseSensitive(data, "profile");
-    if (!nonempty_string(wl))
-        return fbf_replay_fail(r, ev, T, NULL, "field data.workload_name is missing or not a "
-                               "non-empty string");
-    if (!nonempty_string(name))
-        return fbf_replay_fail(r, ev, T, NULL, "field data.profile_name is missing or not a "
-                               "non-empty string");
+    if (!cJSON_IsString(wl))
+        return fbf_replay_fail(r, ev, T, NULL, "Invalid JSON message: in event %ld "
+                               "(REGISTER_PROFILE): ['data']['workload_name'] should be a "
+                               "string", ev);
+    if (!cJSON_IsString(name))
+        return fbf_replay_fail(r, ev, T, NULL, "Invalid JSON message: in event %ld "
+                               "(REGISTER_PROFILE): ['data']['profile_name'] should be a "
+                               "string", ev);
     if (!cJSON_IsObject(prof))
-        return fbf_replay_fail(r, ev, T, NULL, "field data.profile is missing or not an object");
+        return fbf_replay_fail(r, ev, T, NULL, "Invalid JSON message: in event %ld "
+                               "(REGISTER_PROFILE): ['data']['profile'] should be an object", ev);
+    if (!wl->valuestring[0] || !name->valuestring[0] || strchr(wl->valuestring, '!'))
+        return fbf_replay_fail(r, ev, T, NULL, "data.workload_name and data.profile_name must "
+                               "be non-empty (and the workload name without '!') for "
+                               "fastbf-replay");
+    if (ensure_index(r) < 0)
+        return -ENOMEM;
+    size_t lw = strlen(wl->valuestring);
+    if (find_profile(r, wl->valuestring, lw, name->valuestring) != -1)
+        return fbf_replay_fail(r, ev, T, NULL, "Invalid new profile registration: profile '%s' "
+                               "already existed in workload '%s'", name->valuestring,
+                               wl->valuestring);
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(prof, "type");
     if (!cJSON_IsString(type) || strcmp(type->valuestring, "delay") != 0)
         return fbf_replay_fail(r, ev, T, NULL, "profile %s!%s: data.profile.type is not "
@@ -284,138 +326,89 @@ int fbf_replay_register_profile(fbf_replay *r, const cJSON *data, long ev)
     if (!cJSON_IsNumber(delay) || !(delay->valuedouble >= 0) || isinf(delay->valuedouble))
         return fbf_replay_fail(r, ev, T, NULL, "profile %s!%s: data.profile.delay is missing "
                                "or not a number >= 0", wl->valuestring, name->valuestring);
-    if (ensure_index(r) < 0)
-        return -ENOMEM;
-    if (find_profile(r, wl->valuestring, strlen(wl->valuestring), name->valuestring) >= 0)
-        return fbf_replay_fail(r, ev, T, NULL, "profile %s of workload %s already exists",
-                               name->valuestring, wl->valuestring);
+    /* Batsim creates the workload with its first profile. */
+    if (!workload_exists(r, wl->valuestring, lw) && !put_key(r, wl->valuestring, lw, "", WORKLOAD))
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
     return add_profile(r, wl->valuestring, name->valuestring, delay->valuedouble);
 }
 
-/* Batsim prefixes a job.id that lacks the workload name with it, then
- * requires the result to be job_id: the full id, or the bare name (a
- * string, or an integer for a numeric name). */
-static bool same_job(const cJSON *v, const char *id, const char *bang)
-{
-    if (cJSON_IsString(v))
-        return strcmp(v->valuestring, id) == 0 || strcmp(v->valuestring, bang + 1) == 0;
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
-        fabs(v->valuedouble) > INT32_MAX)
-        return false;
-    char buf[16];
-    snprintf(buf, sizeof buf, "%d", (int)v->valuedouble);
-    return strcmp(buf, bang + 1) == 0;
-}
+#define JOB_PREFIX "Invalid JSON job submitted by the scheduler"
 
-/* Where a REGISTER_JOB's description came from: the message, or in Redis
- * mode the store, whose key every message about it then names. */
-typedef struct job_src {
-    fbf_replay *r;
-    long ev;
-    const char *id;
-    char key[200]; /* "" when the description is data.job */
-} job_src;
-
-static int jfail(const job_src *js, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int jfail(const job_src *js, const char *fmt, ...)
+/* Batsim's reading of a registered job's description (Job::from_json),
+ * whose texts it keeps, then the registration. */
+static int register_desc(fbf_replay *r, long ev, const char *id, const cJSON *job, double at)
 {
-    char why[200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    if (!js->key[0])
-        return fbf_replay_fail(js->r, js->ev, "REGISTER_JOB", js->id, "%s", why);
-    return fbf_replay_fail(js->r, js->ev, "REGISTER_JOB", js->id, "%s (data.job is Redis key "
-                           "\"%s\")", why, js->key);
-}
-
-/* Redis mode: the profile the job names, new to the replayer, from the
- * store, checked as REGISTER_PROFILE's would be, then recorded; its
- * delay in *delay. 0, or -EPROTO / -ENOMEM (r->err set). */
-static int store_profile(const job_src *js, const char *wl, size_t len, const char *name,
-                         double *delay_out)
-{
-    fbf_replay *r = js->r;
-    char pname[256], key[300];
-    snprintf(pname, sizeof pname, "%.*s!%s", (int)len, wl, name);
-    fbf_bv4_redis_key(r->cfg.redis, FBF_BV4_REDIS_PROFILE, pname, key, sizeof key);
-    fbf_error e;
-    fbf_bv4_redis_item it = {.name = pname};
-    if (fbf_bv4_redis_get(r->cfg.redis, FBF_BV4_REDIS_PROFILE, &it, 1, &e) < 0)
-        return jfail(js, "reading profile '%.60s': %s", name, e.text);
-    if (!it.value)
-        return jfail(js, "unknown profile '%.60s' in workload %.*s: Redis key \"%s\" does not "
-                     "exist (with Redis, profiles go to the store before REGISTER_JOB)", name,
-                     (int)len, wl, key);
-    cJSON *p = cJSON_ParseWithLength(it.value, it.len);
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(p, "type");
-    const cJSON *delay = cJSON_GetObjectItemCaseSensitive(p, "delay");
-    double d = -1;
-    int rc = -EPROTO;
-    if (!cJSON_IsObject(p))
-        jfail(js, "Redis key \"%s\": not a JSON object (a profile description)", key);
-    else if (!cJSON_IsString(type) || strcmp(type->valuestring, "delay") != 0)
-        jfail(js, "Redis key \"%s\": type is not \"delay\" (the only profile type the "
-              "replayer runs)", key);
-    else if (!cJSON_IsNumber(delay) || !(delay->valuedouble >= 0) || isinf(delay->valuedouble))
-        jfail(js, "Redis key \"%s\": delay is missing or not a number >= 0", key);
-    else
-        d = delay->valuedouble;
-    cJSON_Delete(p);
-    if (d >= 0) {
-        char wname[256];
-        snprintf(wname, sizeof wname, "%.*s", (int)len, wl);
-        rc = add_profile(r, wname, name, d);
-        *delay_out = d;
-    }
-    return rc;
-}
-/* The checks of a REGISTER_JOB's description, wherever it came from, and
- * the registration. */
-static int register_desc(job_src *js, const cJSON *job, double at)
-{
-    fbf_replay *r = js->r;
-    const char *id = js->id, *bang = strchr(id, '!');
+    static const char T[] = "REGISTER_JOB";
+    const char *bang = strchr(id, '!');
+    size_t lw = (size_t)(bang - id);
     if (!cJSON_IsObject(job))
-        return jfail(js, "field data.job is missing or not an object");
+        return fbf_replay_fail(r, ev, T, id, "%s: one job is not an object", JOB_PREFIX);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(job, "id");
     if (!v)
-        return jfail(js, "field data.job.id is missing (Batsim parses the job as a workload's, "
-                     "where id is mandatory)");
-    if (!same_job(v, id, bang))
-        return jfail(js, "data.job.id names another job than data.job_id (it must be the "
-                     "job_id, or its name after the '!')");
-    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(job, "profile");
-    if (!cJSON_IsString(prof))
-        return jfail(js, "field data.job.profile is missing or not a string");
-    if (ensure_index(r) < 0)
-        return -ENOMEM;
-    double delay = find_profile(r, id, (size_t)(bang - id), prof->valuestring);
-    if (delay < 0 && r->cfg.redis) {
-        int rc = store_profile(js, id, (size_t)(bang - id), prof->valuestring, &delay);
-        if (rc < 0)
-            return rc;
-    } else if (delay < 0)
-        return jfail(js, "unknown profile '%.60s' in workload %.*s (register it first with "
-                     "REGISTER_PROFILE)", prof->valuestring, (int)(bang - id), id);
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(job, "res");
-    if (!cJSON_IsNumber(res) || res->valuedouble != floor(res->valuedouble) ||
-        !(res->valuedouble >= 1) || res->valuedouble > INT32_MAX)
-        return jfail(js, "field data.job.res is missing or not an integer in [1, %d]",
-                     INT32_MAX);
+        return fbf_replay_fail(r, ev, T, id, "%s: one job has no 'id' field", JOB_PREFIX);
+    bool is_int = cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
+                  fabs(v->valuedouble) <= INT32_MAX;
+    if (!cJSON_IsString(v) && !is_int)
+        return fbf_replay_fail(r, ev, T, id, "%s: on job id field is invalid, it should be a "
+                               "string or an integer", JOB_PREFIX);
+    /* Batsim prefixes an id that lacks the workload's name, then wants
+     * the job_id back. */
+    char num[16];
+    if (is_int)
+        snprintf(num, sizeof num, "%d", (int)v->valuedouble);
+    const char *s = is_int ? num : v->valuestring;
+    char wl[256];
+    snprintf(wl, sizeof wl, "%.*s", (int)lw, id);
+    bool same = strstr(s, wl) ? strcmp(s, id) == 0 : strcmp(s, bang + 1) == 0;
+    if (!same)
+        return fbf_replay_fail(r, ev, T, id, "Internal error (data.job.id '%.60s' names another "
+                               "job than data.job_id)", s);
+    v = cJSON_GetObjectItemCaseSensitive(job, "subtime");
+    if (!v)
+        return fbf_replay_fail(r, ev, T, id, "%s: job '%s' has no 'subtime' field", JOB_PREFIX,
+                               id);
+    if (!cJSON_IsNumber(v))
+        return fbf_replay_fail(r, ev, T, id, "%s: job '%s' has a non-number 'subtime' field",
+                               JOB_PREFIX, id);
     double walltime = -1;
     v = cJSON_GetObjectItemCaseSensitive(job, "walltime");
-    if (v) {
-        if (!cJSON_IsNumber(v) || !(v->valuedouble == -1 || v->valuedouble > 0) ||
-            isinf(v->valuedouble))
-            return jfail(js, "data.job.walltime is not -1 nor a number > 0");
+    if (v && !cJSON_IsNumber(v))
+        return fbf_replay_fail(r, ev, T, id, "%s: job %s has a non-number 'walltime' field",
+                               JOB_PREFIX, id);
+    if (v)
         walltime = v->valuedouble;
-    }
-    v = cJSON_GetObjectItemCaseSensitive(job, "subtime");
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || isinf(v->valuedouble))
-        return jfail(js, "field data.job.subtime is missing or not a number >= 0 (Batsim "
-                     "requires it, then submits the job now)");
+    if (!(walltime == -1 || walltime > 0) || isinf(walltime))
+        return fbf_replay_fail(r, ev, T, id, "%s: job '%s' has an invalid walltime (%g). It "
+                               "should either be -1 (no walltime) or a strictly positive number.",
+                               JOB_PREFIX, id, walltime);
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(job, "res");
+    if (!res)
+        return fbf_replay_fail(r, ev, T, id, "%s: job %s has no 'res' field", JOB_PREFIX, id);
+    if (!cJSON_IsNumber(res) || res->valuedouble != floor(res->valuedouble) ||
+        fabs(res->valuedouble) > INT32_MAX)
+        return fbf_replay_fail(r, ev, T, id, "%s: job %s has a non-number 'res' field",
+                               JOB_PREFIX, id);
+    if (res->valuedouble < 0)
+        return fbf_replay_fail(r, ev, T, id, "%s: job %s has a negative 'res' field (%d)",
+                               JOB_PREFIX, id, (int)res->valuedouble);
+    if (res->valuedouble < 1)
+        return fbf_replay_fail(r, ev, T, id, "data.job.res is 0: fastbf-replay runs jobs of "
+                               "1 resource or more");
+    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(job, "profile");
+    if (!prof)
+        return fbf_replay_fail(r, ev, T, id, "%s: job %s has no 'profile' field", JOB_PREFIX, id);
+    if (!cJSON_IsString(prof))
+        return fbf_replay_fail(r, ev, T, id, "%s: job %s has a non-string 'profile' field",
+                               JOB_PREFIX, id);
+    if (ensure_index(r) < 0)
+        return -ENOMEM;
+    double delay = find_profile(r, id, lw, prof->valuestring);
+    if (delay == -1)
+        return fbf_replay_fail(r, ev, T, id, "%s: the profile %s for job %s does not exist",
+                               JOB_PREFIX, prof->valuestring, id);
+    if (delay == DROPPED)
+        return fbf_replay_fail(r, ev, T, id, "Cannot get profile '%s': it existed some time ago "
+                               "but is no longer accessible", prof->valuestring);
     if (!fbf_replay_grow((void **)&r->jobs, &r->jobs_cap, r->wl->nb_jobs + 1, sizeof *r->jobs))
         return fbf_errorf(&r->err, -ENOMEM, "out of memory");
     fbf_error werr;
@@ -424,7 +417,7 @@ static int register_desc(job_src *js, const cJSON *job, double at)
     if (rc == -ENOMEM)
         return fbf_errorf(&r->err, -ENOMEM, "out of memory");
     if (rc < 0)
-        return jfail(js, "%s", werr.text);
+        return fbf_replay_fail(r, ev, T, id, "%s", werr.text);
     uint32_t ji = (uint32_t)(r->wl->nb_jobs - 1);
     r->jobs[ji] = (fbf_rjob){.state = FBF_RJ_WAITING};
     r->submitted++;
@@ -438,40 +431,60 @@ static int register_desc(job_src *js, const cJSON *job, double at)
 int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at)
 {
     static const char T[] = "REGISTER_JOB";
-    const cJSON *jid = cJSON_GetObjectItemCaseSensitive(data, "job_id");
-    const char *id = cJSON_IsString(jid) ? jid->valuestring : NULL;
-    if (need_open(r, ev, T, id))
+    if (need_open(r, ev, T, "job"))
         return -EPROTO;
-    if (!id)
-        return fbf_replay_fail(r, ev, T, NULL, "field data.job_id is missing or not a string");
-    /* Batsim splits job_id at '!' into exactly two parts. */
-    const char *bang = strchr(id, '!');
-    if (!bang || bang == id || !bang[1] || strchr(bang + 1, '!'))
-        return fbf_replay_fail(r, ev, T, id, "data.job_id is not of the form workload!name "
-                               "(both parts non-empty, one '!')");
-    if (fbf_workload_find(r->wl, id) >= 0)
-        return fbf_replay_fail(r, ev, T, id, "job id already exists (duplicate job ids are "
-                               "forbidden)");
-    job_src js = {.r = r, .ev = ev, .id = id};
-    if (!r->cfg.redis)
-        return register_desc(&js, cJSON_GetObjectItemCaseSensitive(data, "job"), at);
-    /* Redis mode: Batsim reads the description from the store (a data.job
-     * in the message is not read). */
-    fbf_bv4_redis_key(r->cfg.redis, FBF_BV4_REDIS_JOB, id, js.key, sizeof js.key);
-    const char *text;
-    size_t len;
-    fbf_error e;
-    if (fbf_bv4_redis_get_job(r->cfg.redis, id, &text, &len, &e) < 0)
-        return fbf_replay_fail(r, ev, T, id, "reading the job's description: %s", e.text);
-    if (!text)
-        return fbf_replay_fail(r, ev, T, id, "Redis key \"%s\" does not exist (with Redis, the "
-                               "job's description goes to the store before REGISTER_JOB)",
-                               js.key);
-    cJSON *job = cJSON_ParseWithLength(text, len);
-    if (!job)
-        return fbf_replay_fail(r, ev, T, id, "Redis key \"%s\": malformed JSON", js.key);
-    int rc = register_desc(&js, job, at);
-    cJSON_Delete(job);
+    const cJSON *jid = cJSON_GetObjectItemCaseSensitive(data, "job_id");
+    if (!cJSON_IsString(jid))
+        return fbf_replay_fail(r, ev, T, NULL, "Invalid JSON message: in event %ld "
+                               "(REGISTER_JOB): ['data']['job_id'] should be a string", ev);
+    const char *id = jid->valuestring;
+    /* Batsim splits job_id at '!' into exactly two parts (a run of '!'
+     * counts as one). */
+    const char *bang = strchr(id, '!'), *end = bang;
+    while (end && *end == '!')
+        end++;
+    if (!bang || bang == id || !*end || strchr(end, '!') || end != bang + 1)
+        return fbf_replay_fail(r, ev, T, id, "Invalid string job identifier '%s': should be "
+                               "formatted as two '!'-separated parts, the second one being any "
+                               "string without '!'. Example: 'some_text!42'.", id);
+    const cJSON *job = cJSON_GetObjectItemCaseSensitive(data, "job");
+    if (job && r->cfg.redis)
+        return fbf_replay_fail(r, ev, T, id, "Invalid JSON message: in event %ld (REGISTER_JOB): "
+                               "'job' object is given but redis seems enabled...", ev);
+    if (job && !cJSON_IsObject(job))
+        return fbf_replay_fail(r, ev, T, id, "Invalid JSON message: in event %ld (REGISTER_JOB): "
+                               "['data']['job'] should be an object", ev);
+    if (!job && !r->cfg.redis)
+        return fbf_replay_fail(r, ev, T, id, "Invalid JSON message: in event %ld (REGISTER_JOB): "
+                               "['data']['job'] is unset but redis seems disabled...", ev);
+    cJSON *stored = NULL;
+    if (!job) { /* Redis mode: Batsim reads the description from the store */
+        const char *text;
+        size_t len;
+        fbf_error e;
+        char key[300];
+        fbf_bv4_redis_key(r->cfg.redis, FBF_BV4_REDIS_JOB, id, key, sizeof key);
+        if (fbf_bv4_redis_get_job(r->cfg.redis, id, &text, &len, &e) < 0)
+            return fbf_replay_fail(r, ev, T, id, "reading the job's description: %s", e.text);
+        if (!text)
+            return fbf_replay_fail(r, ev, T, id, "Redis key \"%s\" does not exist (with Redis, "
+                                   "the job's description goes to the store before "
+                                   "REGISTER_JOB)", key);
+        stored = cJSON_ParseWithLength(text, len);
+        if (!stored)
+            return fbf_replay_fail(r, ev, T, id, "Redis key \"%s\": malformed JSON", key);
+        job = stored;
+    }
+    int rc;
+    if (!workload_exists(r, id, (size_t)(bang - id)))
+        rc = fbf_replay_fail(r, ev, T, id, "Internal error: Workload '%.*s' should exist.",
+                             (int)(bang - id), id);
+    else if (fbf_workload_find(r->wl, id) >= 0)
+        rc = fbf_replay_fail(r, ev, T, id, "Cannot register new job '%s', it already exists in "
+                             "the workload.", id);
+    else
+        rc = register_desc(r, ev, id, job, at);
+    cJSON_Delete(stored);
     return rc;
 }
 
@@ -480,26 +493,27 @@ int fbf_replay_notify(fbf_replay *r, const cJSON *data, long ev)
     static const char T[] = "NOTIFY";
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(data, "type");
     if (!cJSON_IsString(type))
-        return fbf_replay_fail(r, ev, T, NULL, "field data.type is missing or not a string");
+        return fbf_replay_fail(r, ev, T, NULL, "Invalid JSON message: in event %ld (NOTIFY): "
+                               "['data']['type'] should be a string", ev);
     bool fin = strcmp(type->valuestring, "registration_finished") == 0;
     bool cont = strcmp(type->valuestring, "continue_registration") == 0;
     if (!fin && !cont)
-        return fbf_replay_fail(r, ev, T, NULL, "unknown NOTIFY type '%.40s' (a scheduler "
-                               "notifies registration_finished or continue_registration only; "
-                               "Batsim stops on any other)", type->valuestring);
-    if (!r->cfg.dyn_jobs)
-        return fbf_replay_fail(r, ev, T, NULL, "%s while dynamic jobs are disabled (the "
-                               "replayer runs with them only under --dynamic-jobs)",
+        return fbf_replay_fail(r, ev, T, NULL, "Unknown NOTIFY type received ('%s').",
                                type->valuestring);
-    if (fin && !r->reg_open)
-        return fbf_replay_fail(r, ev, T, NULL, "registration_finished while registration is "
-                               "already finished");
-    if (cont && r->reg_open)
-        return fbf_replay_fail(r, ev, T, NULL, "continue_registration while registration is "
-                               "open (it follows a registration_finished)");
-    r->reg_open = cont;
-    r->continues += cont;
+    /* Batsim only sets a flag, after the reply: a repeated or useless
+     * NOTIFY is no error. */
+    r->reg_next = cont;
     return 0;
+}
+
+void fbf_replay_notify_apply(fbf_replay *r)
+{
+    if (r->reg_next < 0)
+        return;
+    bool open = r->cfg.dyn_jobs && r->reg_next;
+    r->continues += open && !r->reg_open;
+    r->reg_open = open;
+    r->reg_next = -1;
 }
 
 void fbf_replay_emit_queries(fbf_replay *r, size_t *count)

@@ -3,11 +3,16 @@
  * (time, kind, seq) (see sim.c for what goes in it and replay.h for the
  * fields).
  *
+ * Also the number format of everything Batsim writes itself (fbf_replay_put_f).
+ *
  * Invariants: heap[0 .. heap_n) is a heap under ev_less; a push that
  * cannot grow the array sets r->oom and drops nothing already queued (the
  * run loop stops before the next send); pop needs heap_n > 0.
  */
 #include "tools/replay/replay.h"
+
+#include <math.h>
+#include <stdio.h>
 
 
 static bool ev_less(const fbf_rev *a, const fbf_rev *b)
@@ -58,4 +63,21 @@ fbf_rev fbf_replay_heap_pop(fbf_replay *r)
     if (n)
         r->heap[i] = last;
     return top;
+}
+
+void fbf_replay_put_f(fbf_jbuf *b, double v)
+{
+    /* Whole seconds, the common case on traces, skip printf. */
+    if (v == floor(v) && fabs(v) < 9e15) {
+        fbf_jbuf_int(b, (int64_t)v);
+        fbf_jbuf_lit(b, ".000000");
+        return;
+    }
+    if (!isfinite(v)) { /* never a time Batsim sends; keeps the JSON valid */
+        fbf_jbuf_lit(b, "null");
+        return;
+    }
+    char t[352];
+    int n = snprintf(t, sizeof t, "%f", v);
+    fbf_jbuf_raw(b, t, n > 0 && (size_t)n < sizeof t ? (size_t)n : 0);
 }

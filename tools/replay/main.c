@@ -37,7 +37,7 @@ typedef struct options {
     const char *workload;
     const char *scheduler, *endpoint, *policy, *out;
     bool inproc, quiet, verbose, policy_opts, tag_starts;
-    bool dyn_jobs, dyn_acks, forward_profiles, query_wait;
+    bool dyn_jobs, dyn_acks, forward_profiles, query_wait, profile_reuse;
     double kill_after;    /* --kill-after with --inproc; 0 = off */
     int64_t depth;        /* 0: the policy's default */
     unsigned workers;
@@ -92,6 +92,10 @@ static void usage(FILE *f)
 "                         registration_finished; the run does not end before it\n"
 "  --ack-dynamic-jobs     dynamic-jobs-acknowledged: answer each REGISTER_JOB\n"
 "                         with a JOB_SUBMITTED (implies --dynamic-jobs)\n"
+"  --profile-reuse        profile-reuse-enabled (needs --dynamic-jobs): without\n"
+"                         it, as in Batsim, a profile is dropped once the first\n"
+"                         job using it is done, and its name cannot be used or\n"
+"                         registered again\n"
 "  --forward-profiles     profiles-forwarded-on-submission: JOB_SUBMITTED\n"
 "                         carries the job's profile\n"
 "  --query-wait           with each JOB_SUBMITTED, a QUERY estimate_waiting_time\n"
@@ -105,8 +109,8 @@ static void usage(FILE *f)
 "                         'default' unless given), say so in SIMULATION_BEGINS'\n"
 "                         config and send JOB_SUBMITTED with job_id only; with\n"
 "                         --dynamic-jobs, REGISTER_JOB carries job_id only and\n"
-"                         the job (and a new profile) is read from the store\n"
-"                         (REGISTER_PROFILE is refused). Not with\n"
+"                         the job is read from the store (its profile must come\n"
+"                         by REGISTER_PROFILE, as with Batsim). Not with\n"
 "                         --forward-profiles: the profiles are in the store\n"
 "\n"
 "Run and output:\n"
@@ -238,7 +242,7 @@ static int parse_options(int argc, char **argv, options *o)
     enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
            O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
            O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_DYN, O_ACK, O_FWD, O_QUERY, O_REDIS,
-           O_ENERGY, O_MAX_EXCH = O_ENERGY + 5, O_EXT_END };
+           O_ENERGY, O_MAX_EXCH = O_ENERGY + 5, O_EXT_END, O_REUSE };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
@@ -259,6 +263,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"dynamic-jobs", no_argument, NULL, O_DYN},
         {"ack-dynamic-jobs", no_argument, NULL, O_ACK},
         {"forward-profiles", no_argument, NULL, O_FWD},
+        {"profile-reuse", no_argument, NULL, O_REUSE},
         {"query-wait", no_argument, NULL, O_QUERY},
         {"redis", required_argument, NULL, O_REDIS},
         {"energy", no_argument, NULL, O_ENERGY},
@@ -329,6 +334,7 @@ static int parse_options(int argc, char **argv, options *o)
         case O_DYN: o->dyn_jobs = true; break;
         case O_ACK: o->dyn_jobs = o->dyn_acks = true; break;
         case O_FWD: o->forward_profiles = true; break;
+        case O_REUSE: o->profile_reuse = true; break;
         case O_QUERY: o->query_wait = true; break;
         case O_REDIS:
             if (parse_redis(optarg, o))
@@ -385,6 +391,9 @@ static int parse_options(int argc, char **argv, options *o)
         return bad("%s", "--compute-pstate and --sleep-pstate must differ");
     if (o->verbose && !o->inproc)
         return bad("%s", "--verbose goes with --inproc");
+    if (o->profile_reuse && !o->dyn_jobs)
+        return bad("%s", "--profile-reuse: Profile reuse is enabled but dynamic registration is "
+                         "not, have you missed something?");
     if (o->redis_host[0] && o->forward_profiles)
         return bad("%s", "--redis does not go with --forward-profiles: in Redis mode "
                          "JOB_SUBMITTED carries job_id only, and the profile is in the store");
@@ -478,6 +487,7 @@ static int run(const options *o)
                              .dyn_acks = o->dyn_acks,
                              .forward_profiles = o->forward_profiles,
                              .query_wait = o->query_wait,
+                             .profile_reuse = o->profile_reuse,
                              .redis = redis,
                              .redis_host = o->redis_host,
                              .redis_port = o->redis_port,
@@ -496,7 +506,7 @@ static int run(const options *o)
     rc = fbf_replay_run(&r, tr, stderr);
     fbf_transport_destroy(tr); /* a child still alive is stopped here */
     if (rc != FBF_EXIT_OK)
-        fprintf(stderr, "fastbf-replay: error: %s\n", r.err.text);
+        fprintf(stderr, "fastbf-replay: error: %s\n", r.err_long ? r.err_long : r.err.text);
     else if (r.err.text[0])
         fprintf(stderr, "fastbf-replay: %s\n", r.err.text);
     if (rc == FBF_EXIT_OK || rc == FBF_EXIT_DEADLOCK) {

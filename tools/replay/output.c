@@ -20,8 +20,11 @@
  *                 first reply to the last, so that neither the scheduler's
  *                 start (the first exchange waits for it) nor its exit
  *                 counts: the steady rate, comparable to an echo loop's
- * out_jobs.csv follows Batsim's columns and spelling; rejected jobs are not
- * in it, as Batsim's documentation says of REJECT_JOB. Registered jobs are
+ * out_jobs.csv follows Batsim 4.2.1's columns and spelling: a rejected job
+ * has a row (success 0, final_state REJECTED, empty time, allocation and
+ * energy columns, its metadata), the metadata column is always wrapped in
+ * double quotes and never escaped (Batsim refuses a double quote in it),
+ * consumed_energy is -1.000000 without --energy. Registered jobs are
  * in it like the others (their workload_name is their id's prefix). Under
  * --query-wait one column follows Batsim's: predicted_waiting_time, the
  * answered estimate turned into a wait from the subtime (now + estimate -
@@ -237,10 +240,25 @@ static int write_csv(const fbf_replay *r, const char *path, fbf_error *err)
     fbf_jbuf alloc = {0};
     for (size_t i = 0; i < r->wl->nb_jobs; i++) {
         const fbf_rjob *j = &r->jobs[i];
-        if (j->state != FBF_RJ_DONE)
+        if (j->state != FBF_RJ_DONE && j->state != FBF_RJ_REJECTED)
             continue;
         const fbf_wl_job *w = &r->wl->jobs[i];
         const char *bang = strchr(w->id, '!');
+        if (j->state == FBF_RJ_REJECTED) {
+            csv_text(f, bang + 1);
+            fputc(',', f);
+            csv_textn(f, w->id, (size_t)(bang - w->id));
+            fputc(',', f);
+            csv_text(f, r->wl->profiles[w->profile].name);
+            fprintf(f, ",%f,%lld,%f,0,REJECTED,,,,,,,,,\"%s\"", w->subtime, (long long)w->res,
+                    w->walltime, r->text + j->meta);
+            if (r->cfg.query_wait && j->pred == FBF_PRED_VALUE)
+                fprintf(f, ",%f", j->pred_start - w->subtime);
+            else if (r->cfg.query_wait)
+                fputs(j->pred == FBF_PRED_UNKNOWN ? ",-1" : ",", f);
+            fputc('\n', f);
+            continue;
+        }
         double exec = j->end - j->start, turn = j->end - w->subtime;
         fbf_jbuf_reset(&alloc);
         fbf_replay_alloc_text(r, (uint32_t)i, &alloc);
@@ -256,11 +274,8 @@ static int write_csv(const fbf_replay *r, const char *path, fbf_error *err)
             fprintf(f, "%f", turn / exec);
         else
             fputs("inf", f); /* a job that ran 0 s: Batsim's division gives inf too */
-        if (r->mach)
-            fprintf(f, ",%s,%f,", alloc.p ? alloc.p : "", fbf_machines_job_energy(r, (uint32_t)i));
-        else
-            fprintf(f, ",%s,-1,", alloc.p ? alloc.p : "");
-        csv_text(f, r->text + j->meta);
+        fprintf(f, ",%s,%f,\"%s\"", alloc.p ? alloc.p : "",
+                r->mach ? fbf_machines_job_energy(r, (uint32_t)i) : -1.0, r->text + j->meta);
         if (r->cfg.query_wait && j->pred == FBF_PRED_VALUE)
             fprintf(f, ",%f", j->pred_start - w->subtime);
         else if (r->cfg.query_wait)

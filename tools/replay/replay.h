@@ -5,6 +5,7 @@
  *               building it, the end and deadlock decisions
  *   validate.c  parsing and checking each reply as Batsim does, and applying
  *               its decisions to the state below
+ *   decide.c    REJECT_JOB, KILL_JOB, SET_JOB_METADATA, CHANGE_JOB_STATE
  *   output.c    statistics, the summary, out_jobs.csv, summary.json, progress
  *   dynamic.c   Batsim's side of dynamic registration (REGISTER_PROFILE,
  *               REGISTER_JOB, NOTIFY registration_finished /
@@ -18,26 +19,27 @@
  * `now` (the scheduler is busy until then, and events that happen meanwhile
  * are delivered together, each with its own timestamp). Events of a message
  * are ordered by (time, kind, tie): JOB_COMPLETED (ties by start order),
- * JOB_KILLED, JOB_SUBMITTED (file order), acknowledgements of registrations
+ * JOB_KILLED (after the JOB_COMPLETED of the jobs it killed), JOB_SUBMITTED (file order), acknowledgements of registrations
  * (registration order), REQUESTED_CALL, then the NOTIFY
  * no_more_static_job_to_submit at the time of the last submission.
+ * Times in messages are printed as Batsim prints them, "%f" (6 decimals),
+ * while the clock stays exact; a reply's now must not be before the now
+ * the request printed.
  * A decision of a reply takes effect at max(its timestamp, the request's
- * now): a job started then runs min(runtime, walltime).
- * CALL_ME_LATER(t): t == the reply's now is answered by a REQUESTED_CALL at
- * t in the very next message (Batsim's waker sleeps 0 s and fires at once);
- * t < the reply's now is a violation (Batsim only warns and drops it, but a
- * scheduler relying on that call would then hang, so the replayer refuses).
- * A scheduler that asks for "now" forever with nothing else happening is
- * stopped after livelock_max such messages in a row.
- * KILL_JOB: the jobs end at the decision's time (resources free at once);
- * one JOB_KILLED per KILL_JOB follows at that time, with job_progress
- * (share of the delay done) for the jobs really killed; jobs that had
- * already finished are listed without progress. A killed job gets no
- * JOB_COMPLETED, as in Batsim.
+ * true now): a job started then runs min(runtime, walltime).
+ * CALL_ME_LATER(t): t must be strictly after the time the event takes
+ * effect (so neither the now the request printed nor its true now will
+ * do), else Batsim's "You asked to be awaken in the past!"; the
+ * REQUESTED_CALL comes at max(t, that time + 1e-5 s), as Batsim's waiter
+ * never sleeps less. A scheduler that only ever asks to be called at once
+ * is stopped after livelock_max such call-only messages in a row.
+ * KILL_JOB and the other job decisions: decide.c. A killed job's
+ * JOB_COMPLETED (COMPLETED_KILLED) precedes its JOB_KILLED, at the kill's
+ * time (resources free at once).
  *
  * Dynamic jobs (--dynamic-jobs): registration is open from the start until
- * the scheduler's NOTIFY registration_finished, and again after a
- * continue_registration; the run never ends while it is open (nothing left
+ * the reply after the scheduler's NOTIFY registration_finished, and again
+ * after a continue_registration's; the run never ends while it is open (nothing left
  * to happen then is a deadlock, as Batsim would wait forever). A
  * REGISTER_JOB submits the job at the decision's time: it is appended to
  * the workload (jobs[] grows) and waits at once; with acknowledgements, a
@@ -49,7 +51,8 @@
  * Invariants:
  *   - jobs[i] describes wl->jobs[i]; the first nb_static are the
  *     workload's, the rest were registered, in registration order; state only moves forward
- *     PENDING -> WAITING -> (RUNNING -> DONE | REJECTED).
+ *     PENDING -> WAITING -> (RUNNING -> DONE | REJECTED); a RUNNING job
+ *     flagged FROZEN (CHANGE_JOB_STATE RUNNING) never gets further.
  *   - owner[r] is the index of the running job holding resource r, or
  *     FBF_NO_JOB; it changes only when a job starts or ends.
  *   - every RUNNING job has exactly one live COMPLETED entry in the heap;
@@ -111,8 +114,19 @@ typedef struct fbf_rjob {
     uint8_t state;       /* fbf_rjob_state */
     uint8_t end_kind;    /* fbf_rjob_end */
     uint8_t pred;        /* fbf_rjob_pred */
+    uint8_t flags;       /* FBF_RJF_* */
     double pred_start;   /* --query-wait: now + the answered waiting time */
 } fbf_rjob;
+
+/* fbf_rjob.flags. Batsim deletes a job once the message telling its end
+ * (JOB_COMPLETED, or nothing for a rejection) has been sent: after that,
+ * any decision about it aborts with "Cannot get job". */
+enum {
+    FBF_RJF_UNSENT = 1,   /* killed or rejected in a reply, not deleted yet */
+    FBF_RJF_KILL_REQ = 2, /* a KILL_JOB named it: later ones skip it */
+    FBF_RJF_FROZEN = 4,   /* CHANGE_JOB_STATE RUNNING while waiting: Batsim
+                           * calls it running but never runs it */
+};
 
 typedef enum fbf_rjob_pred {
     FBF_PRED_NONE = 0,   /* not asked */
@@ -147,7 +161,7 @@ typedef struct fbf_kill {
 
 typedef struct fbf_kill_item {
     uint32_t job;
-    double progress; /* NAN: the job had finished before the kill */
+    double progress; /* NAN: the job had completed before the kill */
 } fbf_kill_item;
 
 typedef struct fbf_replay_config {
@@ -158,6 +172,8 @@ typedef struct fbf_replay_config {
     bool dyn_acks;       /* dynamic-jobs-acknowledged */
     bool forward_profiles; /* profiles-forwarded-on-submission */
     bool query_wait;     /* QUERY estimate_waiting_time with each submission */
+    bool profile_reuse;  /* profile-reuse-enabled; else a profile is dropped
+                          * once a job using it is deleted (dynamic.c) */
     /* Redis mode (--redis): job descriptions go to this store (borrowed)
      * and JOB_SUBMITTED carries only job_id; NULL: off. */
     fbf_bv4_redis *redis;
@@ -214,12 +230,17 @@ typedef struct fbf_replay {
     size_t nstore, store_cap;
     uint8_t *profile_stored;
     fbf_jbuf store_text;
-    double clock;      /* the last reply's now: where the simulation stands */
-    double req_now;    /* now of the request being answered */
+    double clock;      /* where the simulation stands: the later of the last
+                        * request's true now and its reply's now */
+    double req_now;    /* true now of the request being answered */
+    double req_shown;  /* that now as the request printed it (6 decimals) */
+    uint32_t *unsent;  /* rejected jobs to delete after the next message */
+    size_t nunsent, unsent_cap;
     size_t msg_index;  /* 0-based number of the current request */
     const char *msg_kind; /* its first event's type, for error messages */
     bool ending;       /* the current request is SIMULATION_ENDS */
-    size_t same_time_calls; /* livelock guard */
+    size_t same_time_calls; /* livelock guard: call-only messages in a row
+                             * whose calls came at the waiter's minimum */
     bool oom;          /* a state array could not grow: stop at the next send */
 
     /* counters */
@@ -237,7 +258,9 @@ typedef struct fbf_replay {
     /* dynamic registration and queries (dynamic.c) */
     char wl_names[FBF_REPLAY_MAX_WORKLOADS][64]; /* the workloads SIMULATION_BEGINS lists */
     size_t nwl_names;
-    bool reg_open;
+    bool reg_open;     /* as Batsim checks a reply: the state before it */
+    int reg_next;      /* -1: no NOTIFY in this reply; else the open state
+                        * its last registration NOTIFY leaves */
     size_t registered, continues;
     fbf_rprofile *rprof;
     size_t nrprof, rprof_cap;
@@ -247,6 +270,7 @@ typedef struct fbf_replay {
     struct fbf_machines *mach; /* --energy (machines.h); NULL: off */
 
     fbf_error err;     /* why the run stopped, when it did not end well */
+    char *err_long;    /* the whole text when err.text had to cut it; NULL */
     bool truncated;    /* ended by --max-exchanges with jobs not done: the
                         * figures cover the done jobs only (output.c) */
 } fbf_replay;
@@ -265,6 +289,11 @@ void fbf_replay_heap_push(fbf_replay *r, double t, uint32_t kind, uint32_t arg, 
 fbf_rev fbf_replay_heap_pop(fbf_replay *r);
 /* Opens one event of the message being built (its data object follows). */
 void fbf_replay_ev_open(fbf_replay *r, size_t *count, double t, const char *type);
+/* A time or any other number Batsim writes itself, as it prints it: "%f"
+ * (6 decimals; whole values without a printf). */
+void fbf_replay_put_f(fbf_jbuf *b, double v);
+/* Batsim's waiter never sleeps less than this (s). */
+#define FBF_REPLAY_MIN_SLEEP 1e-5
 double fbf_replay_now_s(void);
 
 /* validate.c: checks and applies one reply. 0 or -EPROTO/-ENOMEM (r->err). */
@@ -274,6 +303,17 @@ int fbf_replay_fail(fbf_replay *r, long ev, const char *type, const char *job, c
                     ...) __attribute__((format(printf, 5, 6)));
 /* Grows *p to hold need elements of elem bytes; false when out of memory. */
 bool fbf_replay_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/* decide.c: the job decisions of a reply (REJECT_JOB, KILL_JOB,
+ * SET_JOB_METADATA, CHANGE_JOB_STATE), with Batsim's reasons. */
+int fbf_replay_reject(fbf_replay *r, const cJSON *data, long ev);
+int fbf_replay_kill(fbf_replay *r, const cJSON *data, long ev, double at);
+int fbf_replay_metadata(fbf_replay *r, const cJSON *data, long ev, double at);
+int fbf_replay_change_state(fbf_replay *r, const cJSON *data, long ev, double at);
+/* Deletes the jobs rejected by the last reply (the next message is out). */
+void fbf_replay_delete_unsent(fbf_replay *r);
+/* Batsim's name of a job's state at time at (JOB_STATE_ less). */
+const char *fbf_replay_state_name(const fbf_replay *r, uint32_t job, double at);
 
 /* dynamic.c: the events of a reply that dynamic registration and queries
  * bring; each returns 0 or fills r->err and returns -EPROTO / -ENOMEM. */
@@ -286,6 +326,11 @@ int fbf_replay_answers_done(fbf_replay *r);
 /* Appends the QUERY events for the jobs submitted in the message built. */
 void fbf_replay_emit_queries(fbf_replay *r, size_t *count);
 void fbf_replay_dynamic_fini(fbf_replay *r);
+/* Batsim deletes job: without profile reuse, its profile goes with it
+ * (the name stays taken). Only with dynamic jobs, where it can matter. */
+void fbf_replay_drop_profile(fbf_replay *r, uint32_t job);
+/* After a reply: its NOTIFYs' effect on registration. */
+void fbf_replay_notify_apply(fbf_replay *r);
 /* The workload names SIMULATION_BEGINS lists (jobs' id prefixes). */
 size_t fbf_replay_workload_names(const fbf_workload *wl, char names[][64]);
 

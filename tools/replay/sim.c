@@ -63,6 +63,7 @@ int fbf_replay_init(fbf_replay *r, fbf_workload *wl, const fbf_replay_config *cf
     r->nb_static = n;
     r->nb_static_profiles = wl->nb_profiles;
     r->reg_open = cfg->dyn_jobs;
+    r->reg_next = -1;
     r->jobs_cap = n ? n : 1;
     r->jobs = calloc(r->jobs_cap, sizeof *r->jobs);
     r->order = malloc((n ? n : 1) * sizeof *r->order);
@@ -116,6 +117,8 @@ void fbf_replay_fini(fbf_replay *r)
     free(r->ranges);
     free(r->text);
     free(r->lat);
+    free(r->unsent);
+    free(r->err_long);
     fbf_replay_dynamic_fini(r);
     free(r->store_q);
     free(r->profile_stored);
@@ -144,7 +147,7 @@ void fbf_replay_ev_open(fbf_replay *r, size_t *count, double t, const char *type
     else
         r->msg_kind = type;
     fbf_jbuf_lit(b, "{\"timestamp\":");
-    fbf_jbuf_time(b, t);
+    fbf_replay_put_f(b, t);
     fbf_jbuf_lit(b, ",\"type\":\"");
     fbf_jbuf_raw(b, type, strlen(type));
     fbf_jbuf_lit(b, "\",\"data\":");
@@ -189,12 +192,34 @@ static void emit_completed(fbf_replay *r, size_t *count, uint32_t job)
         r->success++;
     else
         r->walltime_reached++;
+    if (r->cfg.dyn_jobs) /* deleted once this message is out */
+        fbf_replay_drop_profile(r, job);
+}
+
+/* The JOB_COMPLETED of a job a KILL_JOB really killed. */
+static void emit_kill_completed(fbf_replay *r, size_t *count, double t, uint32_t job)
+{
+    fbf_jbuf *b = &r->msg;
+    fbf_replay_ev_open(r, count, t, "JOB_COMPLETED");
+    fbf_jbuf_lit(b, "{\"job_id\":");
+    fbf_jbuf_str(b, r->wl->jobs[job].id);
+    fbf_jbuf_lit(b, ",\"job_state\":\"COMPLETED_KILLED\",\"return_code\":-1,\"alloc\":\"");
+    fbf_replay_alloc_text(r, job, b);
+    fbf_jbuf_lit(b, "\"}}");
+    r->jobs[job].flags &= (uint8_t)~FBF_RJF_UNSENT;
+    if (r->cfg.dyn_jobs)
+        fbf_replay_drop_profile(r, job);
 }
 
 static void emit_killed(fbf_replay *r, size_t *count, double t, uint32_t kill)
 {
     const fbf_kill *k = &r->kills[kill];
     fbf_jbuf *b = &r->msg;
+    /* As Batsim: the JOB_COMPLETED of each job really killed, then one
+     * JOB_KILLED with every id and the really killed jobs' progress. */
+    for (uint32_t i = 0; i < k->n; i++)
+        if (!isnan(r->kill_items[k->first + i].progress))
+            emit_kill_completed(r, count, t, r->kill_items[k->first + i].job);
     fbf_replay_ev_open(r, count, t, "JOB_KILLED");
     fbf_jbuf_lit(b, "{\"job_ids\":[");
     for (uint32_t i = 0; i < k->n; i++) {
@@ -207,16 +232,16 @@ static void emit_killed(fbf_replay *r, size_t *count, double t, uint32_t kill)
     for (uint32_t i = 0; i < k->n; i++) {
         const fbf_kill_item *it = &r->kill_items[k->first + i];
         if (isnan(it->progress))
-            continue; /* finished before the kill: listed without progress */
+            continue; /* completed before the kill, or already being killed */
         const fbf_wl_job *wj = &r->wl->jobs[it->job];
         if (!first)
             fbf_jbuf_lit(b, ",");
         first = false;
         fbf_jbuf_str(b, wj->id);
-        fbf_jbuf_lit(b, ":{\"profile\":");
+        fbf_jbuf_lit(b, ":{\"profile_name\":");
         fbf_jbuf_str(b, r->wl->profiles[wj->profile].name);
         fbf_jbuf_lit(b, ",\"progress\":");
-        fbf_jbuf_num(b, it->progress);
+        fbf_replay_put_f(b, it->progress);
         fbf_jbuf_lit(b, "}");
     }
     fbf_jbuf_lit(b, "}}}");
@@ -262,18 +287,29 @@ static void msg_open(fbf_replay *r, double now)
 {
     fbf_jbuf_reset(&r->msg);
     fbf_jbuf_lit(&r->msg, "{\"now\":");
-    fbf_jbuf_time(&r->msg, now);
+    size_t at = r->msg.len;
+    fbf_replay_put_f(&r->msg, now);
     fbf_jbuf_lit(&r->msg, ",\"events\":[");
     r->req_now = now;
+    r->req_shown = now;
+    if (now != floor(now) && !r->msg.oom) { /* the value the scheduler reads */
+        char t[48];
+        size_t n = r->msg.len - at - 11;
+        memcpy(t, r->msg.p + at, n < sizeof t ? n : sizeof t - 1);
+        t[n < sizeof t ? n : sizeof t - 1] = '\0';
+        r->req_shown = strtod(t, NULL);
+    }
     r->nqueries = 0;
 }
 
 /* Builds the next message from every event due by its now. Returns the
  * number of events (0: nothing pending at all). *calls_only tells whether
  * they were all REQUESTED_CALLs (for the livelock guard). */
-static size_t build_message(fbf_replay *r, bool *calls_only)
+static size_t build_message(fbf_replay *r, bool *calls_only, bool *calls_min)
 {
     const size_t n = r->nb_static;
+    if (r->nunsent) /* the last message is out: Batsim deletes the rejected jobs */
+        fbf_replay_delete_unsent(r);
     drop_stale(r);
     double th = r->heap_n ? r->heap[0].t : INFINITY;
     double ts = r->next_sub < n ? r->wl->jobs[r->order[r->next_sub]].subtime : INFINITY;
@@ -283,7 +319,7 @@ static size_t build_message(fbf_replay *r, bool *calls_only)
     double now = t > r->clock ? t : r->clock;
     msg_open(r, now);
     size_t count = 0;
-    *calls_only = true;
+    *calls_only = *calls_min = true;
     for (;;) {
         drop_stale(r);
         bool hv = r->heap_n && r->heap[0].t <= now;
@@ -314,6 +350,7 @@ static size_t build_message(fbf_replay *r, bool *calls_only)
             emit_submitted(r, &count, e.arg, true);
             break;
         case FBF_EV_CALL:
+            *calls_min = *calls_min && e.arg;
             fbf_replay_ev_open(r, &count, e.t, "REQUESTED_CALL");
             fbf_jbuf_lit(&r->msg, "{}}");
             break;
@@ -502,9 +539,8 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
     build_begins(r);
     if (rc == FBF_EXIT_OK)
         rc = exchange(r);
-    double last_now = -1;
     while (rc == FBF_EXIT_OK) {
-        bool calls_only;
+        bool calls_only, calls_min;
         /* --max-exchanges K: K exchanges after SIMULATION_BEGINS (which
          * msg_index counts), then a clean end, unless the run ends anyway. */
         if (r->cfg.max_exchanges && r->msg_index > r->cfg.max_exchanges && events_left(r)) {
@@ -512,22 +548,23 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
             rc = end_run(r);
             break;
         }
-        if (build_message(r, &calls_only) == 0) {
+        if (build_message(r, &calls_only, &calls_min) == 0) {
             if (r->done + r->rejected < r->wl->nb_jobs || r->reg_open)
                 rc = deadlock(r, out);
             else
                 rc = end_run(r);
             break;
         }
-        /* A scheduler that keeps asking to be called "now" and does
-         * nothing else would spin forever, as it would with Batsim. */
-        if (calls_only && r->req_now == last_now) {
+        /* A scheduler that keeps asking to be called at once and does
+         * nothing else crawls on by Batsim's 1e-5 s minimum sleep. */
+        if (calls_only && calls_min) {
             if (++r->same_time_calls > r->cfg.livelock_max) {
                 char t[40];
                 fbf_jbuf_fmt(t, sizeof t, r->req_now);
                 fbf_errorf(&r->err, -ELOOP,
-                           "livelock: %zu messages in a row at now=%s held only "
-                           "REQUESTED_CALL (the scheduler keeps asking to be called now)",
+                           "livelock: %zu messages in a row up to now=%s held only a "
+                           "REQUESTED_CALL that came at Batsim's minimum sleep (1e-05 s) after "
+                           "its CALL_ME_LATER (the scheduler keeps asking to be called at once)",
                            r->same_time_calls, t);
                 rc = FBF_EXIT_INVALID;
                 break;
@@ -535,7 +572,6 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
         } else {
             r->same_time_calls = 0;
         }
-        last_now = r->req_now;
         rc = exchange(r);
     }
     r->wall_total = fbf_replay_now_s() - t0;

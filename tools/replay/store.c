@@ -6,7 +6,8 @@
  * every job submitted by a message, pipelined just before that message is
  * sent, so they exist as soon as the scheduler can read them. Jobs the
  * scheduler registered (dynamic jobs) are not stored: it wrote their keys
- * itself, and dynamic.c read them from there.
+ * itself, and dynamic.c read them from there (their profiles come by
+ * REGISTER_PROFILE, as Batsim reads none from the store).
  *
  * Invariants: store_q holds the jobs the message being built submits, in
  * event order; profile_stored[p] is set once profile p is in the store
@@ -57,8 +58,9 @@ void fbf_replay_config_json(const fbf_replay *r, fbf_jbuf *b)
     fbf_jbuf_raw(b, c->dyn_jobs ? "true" : "false", c->dyn_jobs ? 4 : 5);
     fbf_jbuf_lit(b, ",\"dynamic-jobs-acknowledged\":");
     fbf_jbuf_raw(b, c->dyn_acks ? "true" : "false", c->dyn_acks ? 4 : 5);
-    fbf_jbuf_lit(b, ",\"profile-reuse-enabled\":false,\"sched-config\":\"\","
-                    "\"forward-unknown-events\":false}");
+    fbf_jbuf_lit(b, ",\"profile-reuse-enabled\":");
+    fbf_jbuf_raw(b, c->profile_reuse ? "true" : "false", c->profile_reuse ? 4 : 5);
+    fbf_jbuf_lit(b, ",\"sched-config\":\"\",\"forward-unknown-events\":false}");
 }
 
 void fbf_replay_store_queue(fbf_replay *r, uint32_t job)

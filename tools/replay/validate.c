@@ -5,24 +5,19 @@
  * left (two EXECUTE_JOB on one resource: the second is the error).
  *
  * Checks, in order: valid JSON; an object with a number `now` >= the
- * request's now; an `events` array; per event an object with a number
+ * request's now as printed; an `events` array; per event an object with a number
  * `timestamp` (<= reply now, not before the previous event), a known string
  * `type` and an object `data`; then per type:
  *   EXECUTE_JOB   job_id known, submitted, waiting (neither running,
  *                 finished nor rejected); alloc an interval set of exactly
  *                 res resources, all < nb_res and free at that moment;
  *                 an end time (start + run time) that is finite
- *   REJECT_JOB    job_id known and waiting
- *   KILL_JOB      job_ids an array of known jobs that were started
- *   CALL_ME_LATER timestamp a number >= the reply's now
- *   SET_JOB_METADATA  job_id known, metadata a string (kept for the CSV)
- *   CHANGE_JOB_STATE  job_id known and waiting; job_state SUBMITTED (no
- *                 change), REJECTED (as REJECT_JOB), COMPLETED_KILLED or
- *                 COMPLETED_FAILED (the job ends now without running);
- *                 kill_reason, when given, a string. A running job ends
- *                 through KILL_JOB or its own completion instead.
+ *   CALL_ME_LATER timestamp a number strictly after the time the event
+ *                 takes effect (Batsim's "You asked to be awaken in the past!")
+ *   REJECT_JOB, KILL_JOB, SET_JOB_METADATA, CHANGE_JOB_STATE  see decide.c
  *   NOTIFY        registration_finished / continue_registration change the
- *                 registration state (dynamic.c); other types are ignored
+ *                 registration state after the reply (dynamic.c); any other
+ *                 type is Batsim's "Unknown NOTIFY type received"
  *   REGISTER_PROFILE, REGISTER_JOB, ANSWER   see dynamic.c
  *   SET_RESOURCE_STATE, QUERY  with --energy, checked and applied by
  *                 machines.c (EXECUTE_JOB then also needs ON machines);
@@ -59,20 +54,25 @@ static const char *const state_names[] = {
 int fbf_replay_fail(fbf_replay *r, long ev, const char *type, const char *job, const char *fmt,
                     ...)
 {
-    char why[200], now[40], ctx[160];
+    char why[1024], now[40], ctx[160], full[1400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    fbf_jbuf_fmt(now, sizeof now, r->req_now);
+    fbf_jbuf_fmt(now, sizeof now, r->req_shown);
     if (ev < 0)
         snprintf(ctx, sizeof ctx, "reply");
     else if (job)
-        snprintf(ctx, sizeof ctx, "reply event %ld (%s, job %s)", ev, type ? type : "?", job);
+        snprintf(ctx, sizeof ctx, "reply event %ld (%s, job %.60s)", ev, type ? type : "?", job);
     else
         snprintf(ctx, sizeof ctx, "reply event %ld (%s)", ev, type ? type : "?");
-    return fbf_errorf(&r->err, -EPROTO, "invalid reply to message #%zu (%s, now=%s): %s: %s",
-                      r->msg_index, r->msg_kind ? r->msg_kind : "?", now, ctx, why);
+    int n = snprintf(full, sizeof full, "invalid reply to message #%zu (%s, now=%s): %s: %s",
+                     r->msg_index, r->msg_kind ? r->msg_kind : "?", now, ctx, why);
+    /* A reason longer than fbf_error holds (Batsim's, or a scheduler's
+     * own NOTIFY text) is kept whole beside it. */
+    free(r->err_long);
+    r->err_long = n >= (int)sizeof r->err.text ? strdup(full) : NULL;
+    return fbf_errorf(&r->err, -EPROTO, "%s", full);
 }
 
 bool fbf_replay_grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -173,127 +173,6 @@ static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
     return 0;
 }
 
-static int do_reject(fbf_replay *r, const cJSON *data, long ev)
-{
-    static const char T[] = "REJECT_JOB";
-    int64_t ji = job_of(r, fbf_json_get(data, "job_id"), ev, T, "job_id");
-    if (ji < 0)
-        return -EPROTO;
-    fbf_rjob *j = &r->jobs[ji];
-    if (j->state != FBF_RJ_WAITING)
-        return fail(r, ev, T, r->wl->jobs[ji].id, "the job %s", state_names[j->state]);
-    j->state = FBF_RJ_REJECTED;
-    r->waiting--;
-    r->rejected++;
-    return 0;
-}
-
-static int do_kill(fbf_replay *r, const cJSON *data, long ev, double at)
-{
-    static const char T[] = "KILL_JOB";
-    const cJSON *ids = fbf_json_get(data, "job_ids");
-    if (!cJSON_IsArray(ids))
-        return fail(r, ev, T, NULL, "field data.job_ids is missing or not an array");
-    size_t n = (size_t)cJSON_GetArraySize(ids);
-    if (!grow((void **)&r->kill_items, &r->kill_items_cap, r->nkill_items + n,
-              sizeof *r->kill_items) ||
-        !grow((void **)&r->kills, &r->kills_cap, r->nkills + 1, sizeof *r->kills))
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    fbf_kill *k = &r->kills[r->nkills];
-    k->first = r->nkill_items;
-    k->n = 0;
-    for (const cJSON *v = ids->child; v; v = v->next) {
-        int64_t ji = job_of(r, v, ev, T, "job_ids[]");
-        if (ji < 0)
-            return -EPROTO;
-        fbf_rjob *j = &r->jobs[ji];
-        const fbf_wl_job *wj = &r->wl->jobs[ji];
-        if (j->state != FBF_RJ_RUNNING && j->state != FBF_RJ_DONE)
-            return fail(r, ev, T, wj->id, "the job %s, it cannot be killed",
-                        state_names[j->state]);
-        double progress = NAN;
-        if (j->state == FBF_RJ_RUNNING) {
-            /* Progress of a delay profile: the share of its delay done. */
-            progress = wj->runtime > 0 ? (at - j->start) / wj->runtime : 0;
-            if (progress < 0)
-                progress = 0;
-            for (uint32_t g = 0; g < j->nranges; g++)
-                for (uint32_t id = r->ranges[j->ranges + g].lo;
-                     id <= r->ranges[j->ranges + g].hi; id++)
-                    r->owner[id] = FBF_NO_JOB;
-            j->state = FBF_RJ_DONE;
-            j->end = at;
-            j->end_kind = FBF_END_KILLED;
-            r->running--;
-            r->done++;
-            r->killed++;
-        }
-        r->kill_items[r->nkill_items++] = (fbf_kill_item){(uint32_t)ji, progress};
-        k->n++;
-    }
-    fbf_replay_heap_push(r, at, FBF_EV_KILLED, (uint32_t)r->nkills, r->nkills);
-    r->nkills++;
-    return 0;
-}
-
-static int do_metadata(fbf_replay *r, const cJSON *data, long ev)
-{
-    static const char T[] = "SET_JOB_METADATA";
-    int64_t ji = job_of(r, fbf_json_get(data, "job_id"), ev, T, "job_id");
-    if (ji < 0)
-        return -EPROTO;
-    const cJSON *m = fbf_json_get(data, "metadata");
-    if (!cJSON_IsString(m))
-        return fail(r, ev, T, r->wl->jobs[ji].id, "field data.metadata is missing or not a string");
-    size_t len = strlen(m->valuestring) + 1;
-    if (!grow((void **)&r->text, &r->text_cap, r->text_len + len, 1))
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    memcpy(r->text + r->text_len, m->valuestring, len);
-    r->jobs[ji].meta = r->text_len;
-    r->text_len += len;
-    return 0;
-}
-
-static int do_change_state(fbf_replay *r, const cJSON *data, long ev, double at)
-{
-    static const char T[] = "CHANGE_JOB_STATE";
-    int64_t ji = job_of(r, fbf_json_get(data, "job_id"), ev, T, "job_id");
-    if (ji < 0)
-        return -EPROTO;
-    const char *id = r->wl->jobs[ji].id;
-    const cJSON *st = fbf_json_get(data, "job_state");
-    if (!cJSON_IsString(st))
-        return fail(r, ev, T, id, "field data.job_state is missing or not a string");
-    const cJSON *why = fbf_json_get(data, "kill_reason");
-    if (why && !cJSON_IsString(why))
-        return fail(r, ev, T, id, "field data.kill_reason is not a string");
-    fbf_rjob *j = &r->jobs[ji];
-    if (j->state != FBF_RJ_WAITING)
-        return fail(r, ev, T, id, "the job %s; only a waiting job's state can be changed (a "
-                    "running one ends through KILL_JOB)", state_names[j->state]);
-    const char *s = st->valuestring;
-    if (strcmp(s, "SUBMITTED") == 0)
-        return 0;
-    if (strcmp(s, "REJECTED") == 0) {
-        j->state = FBF_RJ_REJECTED;
-        r->waiting--;
-        r->rejected++;
-        return 0;
-    }
-    bool killed = strcmp(s, "COMPLETED_KILLED") == 0;
-    if (!killed && strcmp(s, "COMPLETED_FAILED") != 0)
-        return fail(r, ev, T, id, "job_state '%.40s' is not one a waiting job can take "
-                    "(SUBMITTED, REJECTED, COMPLETED_KILLED, COMPLETED_FAILED)", s);
-    j->state = FBF_RJ_DONE;
-    j->start = j->end = at;
-    j->nranges = 0;
-    j->end_kind = killed ? FBF_END_KILLED : FBF_END_FAILED;
-    r->waiting--;
-    r->done++;
-    r->killed += killed;
-    return 0;
-}
-
 static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double *prev)
 {
     if (!cJSON_IsObject(e))
@@ -327,26 +206,31 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
     if (strcmp(t, "EXECUTE_JOB") == 0)
         return do_execute(r, data, i, at);
     if (strcmp(t, "REJECT_JOB") == 0)
-        return do_reject(r, data, i);
+        return fbf_replay_reject(r, data, i);
     if (strcmp(t, "CALL_ME_LATER") == 0) {
         const cJSON *when = fbf_json_get(data, "timestamp");
         if (!cJSON_IsNumber(when) || !isfinite(when->valuedouble))
-            return fail(r, i, t, NULL, "field data.timestamp is missing or not a number");
-        if (when->valuedouble < now) {
-            fbf_jbuf_fmt(a, sizeof a, when->valuedouble);
-            fbf_jbuf_fmt(b, sizeof b, now);
-            return fail(r, i, t, NULL, "data.timestamp %s is in the past (the reply's now is %s)",
-                        a, b);
-        }
-        fbf_replay_heap_push(r, when->valuedouble, FBF_EV_CALL, 0, r->seq++);
+            return fail(r, i, t, NULL, "Invalid JSON message: the 'timestamp' value in the "
+                        "'data' value of event %ld (CALL_ME_LATER) should be a number.", i);
+        /* Batsim applies the event at its time, which may be past the now
+         * the request printed, and wants a time strictly after that. */
+        double w = when->valuedouble;
+        if (!(w > at))
+            return fail(r, i, t, NULL, "You asked to be awaken in the past! (you ask: %f, it "
+                        "is: %f)", w, at);
+        /* Its waiter sleeps at least FBF_REPLAY_MIN_SLEEP; arg 1 marks a
+         * call that came at that minimum (livelock guard, sim.c). */
+        bool soon = w - at < FBF_REPLAY_MIN_SLEEP;
+        fbf_replay_heap_push(r, soon ? at + FBF_REPLAY_MIN_SLEEP : w, FBF_EV_CALL, soon,
+                             r->seq++);
         return 0;
     }
     if (strcmp(t, "KILL_JOB") == 0)
-        return do_kill(r, data, i, at);
+        return fbf_replay_kill(r, data, i, at);
     if (strcmp(t, "SET_JOB_METADATA") == 0)
-        return do_metadata(r, data, i);
+        return fbf_replay_metadata(r, data, i, at);
     if (strcmp(t, "CHANGE_JOB_STATE") == 0)
-        return do_change_state(r, data, i, at);
+        return fbf_replay_change_state(r, data, i, at);
     if (strcmp(t, "NOTIFY") == 0)
         return fbf_replay_notify(r, data, i);
     if (strcmp(t, "REGISTER_JOB") == 0)
@@ -433,8 +317,9 @@ static bool empty_reply(const char *t, size_t len, double req_now, double *now)
 int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len)
 {
     double fast_now;
-    if (empty_reply(text, len, r->req_now, &fast_now) && isfinite(fast_now) && fast_now >= r->req_now) {
-        r->clock = fast_now;
+    if (empty_reply(text, len, r->req_shown, &fast_now) && isfinite(fast_now) &&
+        fast_now >= r->req_shown) {
+        r->clock = fast_now > r->req_now ? fast_now : r->req_now;
         return r->nqueries ? fbf_replay_answers_done(r) : 0;
     }
     /* The tree lives in the arena until the next reply: a malloc and a
@@ -459,9 +344,9 @@ int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len)
         rc = fail(r, -1, NULL, NULL, "the reply is not a JSON object");
     } else if (!cJSON_IsNumber(now) || !isfinite(now->valuedouble)) {
         rc = fail(r, -1, NULL, NULL, "field now is missing or not a number");
-    } else if (now->valuedouble < r->req_now) {
+    } else if (now->valuedouble < r->req_shown) {
         fbf_jbuf_fmt(a, sizeof a, now->valuedouble);
-        fbf_jbuf_fmt(b, sizeof b, r->req_now);
+        fbf_jbuf_fmt(b, sizeof b, r->req_shown);
         rc = fail(r, -1, NULL, NULL, "now %s is before the request's now %s", a, b);
     } else if (!cJSON_IsArray(events)) {
         rc = fail(r, -1, NULL, NULL, "field events is missing or not an array");
@@ -475,8 +360,10 @@ int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len)
             rc = apply_event(r, e, i, now->valuedouble, &prev);
         if (!rc && r->nqueries)
             rc = fbf_replay_answers_done(r);
-        if (!rc)
-            r->clock = now->valuedouble;
+        if (!rc) {
+            fbf_replay_notify_apply(r);
+            r->clock = now->valuedouble > r->req_now ? now->valuedouble : r->req_now;
+        }
     }
     fbf_json_arena_release(r->arena);
     return rc;
