@@ -196,7 +196,7 @@ void fbf_machines_emit(fbf_replay *r, size_t *count, const fbf_rev *e)
     if (e->kind == FBF_EV_ANSWER) {
         fbf_replay_ev_open(r, count, e->t, "ANSWER");
         fbf_jbuf_lit(b, "{\"consumed_energy\":");
-        fbf_jbuf_num(b, m->answers[e->arg]);
+        fbf_replay_put_f(b, m->answers[e->arg]); /* Batsim prints "%f" */
         fbf_jbuf_lit(b, "}}");
         return;
     }
