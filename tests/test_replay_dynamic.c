@@ -279,48 +279,62 @@ static void expect_refusal(const char *events, const char *mode, int want,
 #define JOB_A(members) "{'type':'REGISTER_JOB','data':{'job_id':'dyn!a','job':{" members "}}}"
 #define FINISHED "{'type':'NOTIFY','data':{'type':'registration_finished'}}"
 
+#define IM "Invalid JSON message: "
+#define JP "Invalid JSON job submitted by the scheduler: "
+
 static void test_registrations_refused(void **state)
 {
     (void)state;
     /* A correct registration runs (the scripted FCFS queues it from its
-     * acknowledgement). */
+     * acknowledgement). Refusals carry Batsim 4.2.1's own texts. */
     expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "1") "," FINISHED "]",
                    "--ack-dynamic-jobs", 0, "");
     expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "1") "]", NULL, 2,
-                   "(REGISTER_PROFILE): dynamic jobs are disabled");
+                   "(REGISTER_PROFILE): Invalid JSON message: dynamic profile registration "
+                   "received but the option seems disabled... It can be activated with the "
+                   "'--enable-dynamic-jobs' command line option.");
+    /* No REGISTER_PROFILE made workload dyn. */
     expect_refusal("[" JOB("dyn!a", "q", "1") "]", "--dynamic-jobs", 2,
-                   "(REGISTER_JOB, job dyn!a): unknown profile 'q' in workload dyn");
+                   "(REGISTER_JOB, job dyn!a): Internal error: Workload 'dyn' should exist.");
     /* The input's profiles belong to its own workload (w0), not to dyn. */
-    expect_refusal("[" JOB("dyn!a", "p", "1") "]", "--dynamic-jobs", 2, "unknown profile 'p'");
+    expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "p", "1") "]", "--dynamic-jobs", 2,
+                   "Invalid JSON job submitted by the scheduler: the profile p for job dyn!a "
+                   "does not exist");
     expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "1") "," JOB("dyn!a", "q", "1") "]",
-                   "--dynamic-jobs", 2, "(REGISTER_JOB, job dyn!a): job id already exists");
-    expect_refusal("[" JOB("w0!1", "p", "1") "]", "--dynamic-jobs", 2, "job id already exists");
+                   "--dynamic-jobs", 2, "(REGISTER_JOB, job dyn!a): Cannot register new job "
+                   "'dyn!a', it already exists in the workload.");
+    expect_refusal("[" JOB("w0!1", "p", "1") "]", "--dynamic-jobs", 2,
+                   "Cannot register new job 'w0!1', it already exists in the workload.");
     expect_refusal("[" PROFILE_Q "," JOB("a", "q", "1") "]", "--dynamic-jobs", 2,
-                   "data.job_id is not of the form workload!name");
+                   "Invalid string job identifier 'a': should be formatted as two "
+                   "'!'-separated parts, the second one being any string without '!'. "
+                   "Example: 'some_text!42'.");
     expect_refusal("[" PROFILE_Q "," JOB("dyn!a!b", "q", "1") "]", "--dynamic-jobs", 2,
-                   "(REGISTER_JOB, job dyn!a!b): data.job_id is not of the form workload!name");
+                   "(REGISTER_JOB, job dyn!a!b): Invalid string job identifier 'dyn!a!b'");
     expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "0") "]", "--dynamic-jobs", 2,
-                   "data.job.res is missing or not an integer in [1, 2147483647]");
+                   "data.job.res is 0: fastbf-replay runs jobs of 1 resource or more");
     expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "1.5") "]", "--dynamic-jobs", 2,
-                   "data.job.res");
+                   "job dyn!a has a non-number 'res' field");
     expect_refusal("[" PROFILE_Q "," JOB_A("'id':'dyn!a','subtime':0,'profile':'q','res':1,"
                                            "'walltime':0") "]",
-                   "--dynamic-jobs", 2, "data.job.walltime is not -1 nor a number > 0");
+                   "--dynamic-jobs", 2, "job 'dyn!a' has an invalid walltime (0). It should "
+                   "either be -1 (no walltime) or a strictly positive number.");
     /* Batsim parses the job as a workload's: id and subtime are mandatory,
      * res a 32-bit int. */
     expect_refusal("[" PROFILE_Q "," JOB_A("'subtime':0,'profile':'q','res':1") "]",
-                   "--dynamic-jobs", 2, "(REGISTER_JOB, job dyn!a): field data.job.id is missing");
+                   "--dynamic-jobs", 2, "(REGISTER_JOB, job dyn!a): " JP "one job has no 'id' "
+                   "field");
     expect_refusal("[" PROFILE_Q "," JOB_A("'id':'dyn!a','profile':'q','res':1") "]",
-                   "--dynamic-jobs", 2, "field data.job.subtime is missing or not a number >= 0");
+                   "--dynamic-jobs", 2, JP "job 'dyn!a' has no 'subtime' field");
     expect_refusal("[" PROFILE_Q "," JOB_A("'id':'dyn!a','subtime':'0','profile':'q','res':1")
                    "]",
-                   "--dynamic-jobs", 2, "field data.job.subtime is missing or not a number >= 0");
+                   "--dynamic-jobs", 2, JP "job 'dyn!a' has a non-number 'subtime' field");
     expect_refusal("[" PROFILE_Q "," JOB_A("'id':'dyn!b','subtime':0,'profile':'q','res':1") "]",
-                   "--dynamic-jobs", 2, "data.job.id names another job than data.job_id");
+                   "--dynamic-jobs", 2, "(REGISTER_JOB, job dyn!a): Internal error");
     expect_refusal("[" PROFILE_Q "," JOB_A("'id':7,'subtime':0,'profile':'q','res':1") "]",
-                   "--dynamic-jobs", 2, "data.job.id names another job");
+                   "--dynamic-jobs", 2, "Internal error");
     expect_refusal("[" PROFILE_Q "," JOB("dyn!a", "q", "2147483648") "]", "--dynamic-jobs", 2,
-                   "data.job.res is missing or not an integer in [1, 2147483647]");
+                   "job dyn!a has a non-number 'res' field");
     /* The bare name, as Batsim completes it, and a numeric one. */
     expect_refusal("[" PROFILE_Q "," JOB_A("'id':'a','subtime':0,'profile':'q','res':1") ","
                    "{'type':'REGISTER_JOB','data':{'job_id':'dyn!7','job':{'id':7,'subtime':0,"
@@ -328,36 +342,45 @@ static void test_registrations_refused(void **state)
                    "--ack-dynamic-jobs", 0, "");
     /* A scheduler notifies registration only; Batsim stops on any other. */
     expect_refusal("[{'type':'NOTIFY','data':{'type':'no_more_static_job_to_submit'}}]", NULL,
-                   2, "(NOTIFY): unknown NOTIFY type 'no_more_static_job_to_submit'");
+                   2, "(NOTIFY): Unknown NOTIFY type received ('no_more_static_job_to_submit').");
     expect_refusal("[{'type':'NOTIFY','data':{'type':3}}]", NULL, 2,
-                   "field data.type is missing or not a string");
+                   IM "in event 0 (NOTIFY): ['data']['type'] should be a string");
     /* The input's profiles exist in its own workload: not registrable again. */
     expect_refusal("[{'type':'REGISTER_PROFILE','data':{'workload_name':'w0','profile_name':"
                    "'p','profile':{'type':'delay','delay':5}}}]",
-                   "--dynamic-jobs", 2, "profile p of workload w0 already exists");
+                   "--dynamic-jobs", 2, "Invalid new profile registration: profile 'p' already "
+                   "existed in workload 'w0'");
     expect_refusal("[{'type':'REGISTER_PROFILE','data':{'workload_name':'dyn','profile_name':"
                    "'x','profile':{'type':'delay','delay':-1}}}]",
                    "--dynamic-jobs", 2, "data.profile.delay is missing or not a number >= 0");
     expect_refusal("[{'type':'REGISTER_PROFILE','data':{'workload_name':'','profile_name':"
                    "'x','profile':{'type':'delay','delay':1}}}]",
-                   "--dynamic-jobs", 2, "data.workload_name is missing or not a non-empty");
+                   "--dynamic-jobs", 2, "data.workload_name and data.profile_name must be "
+                   "non-empty");
     expect_refusal("[" PROFILE_Q ",{'type':'REGISTER_JOB','data':{'job_id':'dyn!a','job':3}}]",
-                   "--dynamic-jobs", 2, "field data.job is missing or not an object");
+                   "--dynamic-jobs", 2, IM "in event 1 (REGISTER_JOB): ['data']['job'] should be "
+                   "an object");
+    expect_refusal("[" PROFILE_Q ",{'type':'REGISTER_JOB','data':{'job_id':'dyn!a'}}]",
+                   "--dynamic-jobs", 2, IM "in event 1 (REGISTER_JOB): ['data']['job'] is unset "
+                   "but redis seems disabled...");
     expect_refusal("[" PROFILE_Q "," PROFILE_Q "]", "--dynamic-jobs", 2,
-                   "profile q of workload dyn already exists");
+                   "Invalid new profile registration: profile 'q' already existed in workload "
+                   "'dyn'");
     expect_refusal("[{'type':'REGISTER_PROFILE','data':{'workload_name':'dyn','profile_name':"
                    "'x','profile':{'type':'parallel','cpu':1}}}]",
                    "--dynamic-jobs", 2, "is not \"delay\"");
-    expect_refusal("[" PROFILE_Q "," FINISHED "," JOB("dyn!a", "q", "1") "]", "--dynamic-jobs",
-                   2, "registration is finished (NOTIFY registration_finished) and was not "
-                   "re-opened");
-    /* Re-opened, it is accepted again. */
+    /* Batsim checks a registration against the state before the reply: a
+     * registration_finished of the same reply does not stop a REGISTER_JOB
+     * that follows it (test_replay_batsim421 has the converse). */
+    expect_refusal("[" PROFILE_Q "," FINISHED "," JOB("dyn!a", "q", "1") "]",
+                   "--ack-dynamic-jobs", 0, "");
     expect_refusal("[" PROFILE_Q "," FINISHED ",{'type':'NOTIFY','data':{'type':"
                    "'continue_registration'}}," JOB("dyn!a", "q", "1") "," FINISHED "]",
                    "--ack-dynamic-jobs", 0, "");
+    /* A continue_registration while open is no error for Batsim (a flag):
+     * never finished, the run waits forever. */
     expect_refusal("[{'type':'NOTIFY','data':{'type':'continue_registration'}}]",
-                   "--dynamic-jobs", 2, "continue_registration while registration is open");
-    /* Never finished: Batsim would wait forever. */
+                   "--dynamic-jobs", 3, "dynamic registration is still open");
     expect_refusal("[" PROFILE_Q "]", "--dynamic-jobs", 3,
                    "dynamic registration is still open");
 }
@@ -414,9 +437,11 @@ static void test_many_registered_profiles(void **state)
     /* A profile of wl1 is unknown in wl0 until registered there. */
     expect_refusal("[{'type':'REGISTER_PROFILE','data':{'workload_name':'wl1','profile_name':"
                    "'only1','profile':{'type':'delay','delay':3}}},"
+                   "{'type':'REGISTER_PROFILE','data':{'workload_name':'wl0','profile_name':"
+                   "'other','profile':{'type':'delay','delay':3}}},"
                    "{'type':'REGISTER_JOB','data':{'job_id':'wl0!x','job':{'id':'wl0!x',"
                    "'subtime':0,'profile':'only1','res':1}}}]",
-                   "--dynamic-jobs", 2, "unknown profile 'only1' in workload wl0");
+                   "--dynamic-jobs", 2, "the profile only1 for job wl0!x does not exist");
 }
 
 static void test_answers_refused(void **state)

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -175,14 +176,29 @@ char *fbf_test_replay_csv_text(const char *dir, const char *job, int col)
         if (nl)
             *nl = '\0';
         if (strncmp(line, job, jl) == 0 && line[jl] == ',') {
+            /* Fields may be quoted ("" inside is one quote), commas and all. */
             char *f = line;
-            for (int c = 0; c < col && f; c++) {
-                f = strchr(f, ',');
-                if (f)
-                    f++;
+            for (int c = 0; c <= col && f; c++) {
+                char buf[4096];
+                size_t n = 0;
+                bool q = *f == '"';
+                char *p = f + q;
+                for (; *p && (q || *p != ','); p++) {
+                    if (q && *p == '"') {
+                        if (p[1] != '"') {
+                            q = false;
+                            continue;
+                        }
+                        p++;
+                    }
+                    if (n + 1 < sizeof buf)
+                        buf[n++] = *p;
+                }
+                buf[n] = '\0';
+                if (c == col)
+                    res = strdup(buf);
+                f = *p == ',' ? p + 1 : NULL;
             }
-            if (f)
-                res = strndup(f, strcspn(f, ","));
         }
         line = nl ? nl + 1 : NULL;
     }

@@ -11,6 +11,7 @@
  * Invariant: only the scheduler thread touches its socket; the test thread
  * only sets `stop` and joins.
  */
+#define _GNU_SOURCE /* memmem */
 #define _XOPEN_SOURCE 700
 #include "support/replay_sched.h"
 #include "support/testkit.h"
@@ -50,7 +51,40 @@ struct fbf_test_rsched {
     size_t qn, rn;
     bool fault_done, begun;
     cJSON *inject; /* FBF_TRF_INJECT */
+    char **script; /* FBF_TRF_SCRIPT: replies in order, NULL-terminated */
+    size_t nmsg;   /* messages received */
 };
+
+/* The k-th scripted reply to msg, with "$now" replaced by msg's now as
+ * printed; past the script, an empty reply at that now. */
+static char *script_reply(fbf_test_rsched *s, const char *msg, size_t len)
+{
+    char now[64] = "0";
+    const char *p = memmem(msg, len, "\"now\":", 6);
+    if (p) {
+        p += 6;
+        size_t n = strcspn(p, ",}");
+        snprintf(now, sizeof now, "%.*s", (int)n, p);
+    }
+    size_t k = 0;
+    while (s->script[k] && k < s->nmsg)
+        k++;
+    const char *t = s->script[k] ? s->script[k] : "{'now':$now,'events':[]}";
+    s->nmsg++;
+    char *out = malloc(strlen(t) * 2 + 64 * 8 + 1);
+    size_t o = 0;
+    for (const char *c = t; *c;) {
+        if (strncmp(c, "$now", 4) == 0) {
+            o += (size_t)sprintf(out + o, "%s", now);
+            c += 4;
+        } else {
+            out[o++] = *c == '\'' ? '"' : *c;
+            c++;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
 
 static void log_append(fbf_test_rsched *s, const char *p, size_t n)
 {
@@ -173,6 +207,10 @@ static bool message_fault(fbf_test_rfault f)
 /* The reply to msg (malloc'ed), or NULL to stay silent. */
 static char *handle(fbf_test_rsched *s, const char *msg, size_t len, bool *end)
 {
+    if (s->fault == FBF_TRF_SCRIPT) {
+        *end = memmem(msg, len, "SIMULATION_ENDS", 15) != NULL;
+        return script_reply(s, msg, len);
+    }
     cJSON *root = cJSON_ParseWithLength(msg, len);
     if (!root)
         return strdup("{\"now\":0,\"events\":[]}");
@@ -277,7 +315,8 @@ static char *handle(fbf_test_rsched *s, const char *msg, size_t len, bool *end)
         }
         if (submitted && s->fault == FBF_TRF_CALL_LATER) {
             cJSON_AddNumberToObject(add_event(events, now, "CALL_ME_LATER"), "timestamp", now + 5);
-            cJSON_AddNumberToObject(add_event(events, now, "CALL_ME_LATER"), "timestamp", now);
+            cJSON_AddNumberToObject(add_event(events, now, "CALL_ME_LATER"), "timestamp",
+                                    now + 1e-6);
         }
         fcfs(s, events, now);
         if (s->fault == FBF_TRF_CANCEL_WAITING) {
@@ -362,6 +401,25 @@ fbf_test_rsched *fbf_test_rsched_start(fbf_test_rfault fault, char *endpoint, si
     return start(fault, NULL, endpoint, cap);
 }
 
+fbf_test_rsched *fbf_test_rsched_script(const char *const *replies, char *endpoint, size_t cap)
+{
+    size_t n = 0;
+    while (replies[n])
+        n++;
+    char **copy = calloc(n + 1, sizeof *copy);
+    for (size_t i = 0; copy && i < n; i++)
+        copy[i] = strdup(replies[i]);
+    fbf_test_rsched *s = copy ? start(FBF_TRF_SCRIPT, NULL, endpoint, cap) : NULL;
+    if (s)
+        s->script = copy;
+    else if (copy) {
+        for (size_t i = 0; i < n; i++)
+            free(copy[i]);
+        free(copy);
+    }
+    return s;
+}
+
 fbf_test_rsched *fbf_test_rsched_inject(const char *events, char *endpoint, size_t cap)
 {
     char *t = strdup(events);
@@ -393,6 +451,9 @@ char *fbf_test_rsched_stop(fbf_test_rsched *s)
     free(s->queue);
     free(s->busy);
     cJSON_Delete(s->inject);
+    for (size_t i = 0; s->script && s->script[i]; i++)
+        free(s->script[i]);
+    free(s->script);
     free(s);
     return log;
 }

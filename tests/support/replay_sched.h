@@ -39,16 +39,18 @@ typedef enum fbf_test_rfault {
     FBF_TRF_NOT_SUBMITTED,  /* EXECUTE_JOB of "w0!2" before it was submitted */
     FBF_TRF_ENDS_EVENTS,    /* an event in the reply to SIMULATION_ENDS */
     FBF_TRF_KILL,           /* FCFS, and KILL_JOB of every running job when a job arrives */
-    FBF_TRF_CALL_LATER,     /* FCFS, plus CALL_ME_LATER(now + 5) and (now) on each submission */
+    FBF_TRF_CALL_LATER,     /* FCFS, plus CALL_ME_LATER(now + 5) and (now + 1e-6) on each submission */
     FBF_TRF_NO_NOW,         /* a reply without "now" */
     FBF_TRF_BAD_ALLOC,      /* alloc "0-" */
-    FBF_TRF_CANCEL_WAITING, /* FCFS, then CHANGE_JOB_STATE COMPLETED_KILLED of every job left waiting */
+    FBF_TRF_CANCEL_WAITING, /* FCFS, then CHANGE_JOB_STATE COMPLETED_KILLED of every job left
+                             waiting (Batsim 4.2.1 aborts on it) */
     FBF_TRF_CHANGE_RUNNING, /* FCFS, then CHANGE_JOB_STATE of a running job */
     FBF_TRF_SET_STATE,      /* SET_RESOURCE_STATE, which the replayer does not simulate */
     FBF_TRF_REGISTER,       /* REGISTER_JOB of "dyn!1" with no job description */
     FBF_TRF_INJECT,         /* FCFS, plus the events given to fbf_test_rsched_inject() */
     FBF_TRF_SET_BUSY,       /* FCFS, then SET_RESOURCE_STATE of machine 0 while it runs a job */
     FBF_TRF_SLOW,           /* FCFS, and each reply without events says now + 3 */
+    FBF_TRF_SCRIPT,         /* fixed replies (fbf_test_rsched_script) */
 } fbf_test_rfault;
 
 typedef struct fbf_test_rsched fbf_test_rsched;
@@ -60,6 +62,12 @@ fbf_test_rsched *fbf_test_rsched_start(fbf_test_rfault fault, char *endpoint, si
  * fbf_test_msg), is added, each event stamped now, at the start of the
  * reply to the first message with a submission. */
 fbf_test_rsched *fbf_test_rsched_inject(const char *events, char *endpoint, size_t cap);
+
+/* FBF_TRF_SCRIPT: the k-th message (SIMULATION_BEGINS is 0) gets
+ * replies[k] (NULL-terminated list; single quotes stand for double ones,
+ * and $now for that message's now exactly as it was printed); messages
+ * past the list get an empty reply at their now. */
+fbf_test_rsched *fbf_test_rsched_script(const char *const *replies, char *endpoint, size_t cap);
 
 /* Stops the thread and returns every message it received, one per line,
  * malloc'ed (caller frees). */
