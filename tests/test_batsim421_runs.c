@@ -171,6 +171,22 @@ static void test_register_pause(void **state)
     }
 }
 
+/* 128 machines that sleep in pstate 13, as SIMULATION_BEGINS says in
+ * their sleep_pstates: fastbf must take its sleep pstate from there (a
+ * request for its default, 1, is refused) and finish every job. */
+static void test_energy_saving(void **state)
+{
+    (void)state;
+    const char *out = run("energy", "--policy easy --energy-saving 60 --switch-delays 6.1:151.52",
+                          (const char *const[]){"--max-jobs", "400", "--nb-res", "128",
+                                                "--energy", "--sleep-pstate", "13",
+                                                "--switch-delays", "6.1:151.52", KTH, NULL});
+    expect(out, "jobs.done", JOBS);
+    double asleep = fbf_test_replay_summary(out, "energy.asleep_s");
+    if (!(asleep > 0))
+        fail_msg("no machine ever slept (%g machine-seconds)", asleep);
+}
+
 int main(void)
 {
     if (fbf_test_replay_require_fastbf())
@@ -181,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_max_wait),
         cmocka_unit_test(test_register_workload),
         cmocka_unit_test(test_register_pause),
+        cmocka_unit_test(test_energy_saving),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
 }

@@ -264,3 +264,51 @@ void fbf_machines_json(const fbf_replay *r, cJSON *o)
     cJSON_AddNumberToObject(e, "asleep_s", t.asleep_s);
     cJSON_AddNumberToObject(e, "switching_s", t.switching_s);
 }
+
+/* The pstates of the modelled machine, numbered as on Batsim's energy
+ * platforms: every pstate below the virtual ones computes but the sleep
+ * pstate, then the switch-off and switch-on virtual pstates. */
+static uint32_t nb_pstates(const fbf_energy_config *c)
+{
+    return (c->compute_pstate > c->sleep_pstate ? c->compute_pstate : c->sleep_pstate) + 3;
+}
+
+static void put_watts(fbf_jbuf *b, double w, int times)
+{
+    char t[40];
+    fbf_jbuf_fmt(t, sizeof t, w);
+    for (int i = 0; i < times; i++) {
+        if (i)
+            fbf_jbuf_lit(b, ":");
+        fbf_jbuf_raw(b, t, strlen(t));
+    }
+}
+
+void fbf_machines_properties(const fbf_replay *r, fbf_jbuf *b)
+{
+    const fbf_energy_config *c = &r->mach->cfg;
+    uint32_t n = nb_pstates(c);
+    fbf_jbuf_lit(b, ",\"wattage_per_state\":\"");
+    for (uint32_t k = 0; k < n; k++) {
+        if (k)
+            fbf_jbuf_lit(b, ", ");
+        if (k == c->sleep_pstate) {
+            put_watts(b, c->p_sleep, 3);
+        } else if (k >= n - 2) {
+            put_watts(b, c->p_switch, 3);
+        } else {
+            put_watts(b, c->p_idle, 2);
+            fbf_jbuf_lit(b, ":");
+            put_watts(b, c->p_busy, 1);
+        }
+    }
+    fbf_jbuf_lit(b, "\",\"wattage_off\":\"");
+    put_watts(b, c->p_sleep, 1);
+    fbf_jbuf_lit(b, "\",\"sleep_pstates\":\"");
+    fbf_jbuf_int(b, c->sleep_pstate);
+    fbf_jbuf_lit(b, ":");
+    fbf_jbuf_int(b, n - 2);
+    fbf_jbuf_lit(b, ":");
+    fbf_jbuf_int(b, n - 1);
+    fbf_jbuf_lit(b, "\"");
+}

@@ -4,6 +4,10 @@
  * consumed_energy.
  *
  * Each machine is ON, SWITCHING_OFF, OFF or SWITCHING_ON; all start ON.
+ * SIMULATION_BEGINS describes the machines' pstates and wattages in their
+ * properties as Batsim does from an energy platform (sleep_pstates
+ * "13:14:15" on its energy_platform_homogeneous_no_net_128 with
+ * --sleep-pstate 13), so that a scheduler can read them there.
  * SET_RESOURCE_STATE to the sleep pstate takes idle ON machines through
  * SWITCHING_OFF (off_delay seconds) to OFF; to the compute pstate takes
  * OFF machines through SWITCHING_ON (on_delay) to ON. A request's
@@ -45,6 +49,12 @@ int fbf_machines_set(fbf_replay *r, const cJSON *data, double at, char *why, siz
 int fbf_machines_query(fbf_replay *r, const cJSON *data, double at, char *why, size_t cap);
 /* -EPROTO if a machine of the allocation is not ON. */
 int fbf_machines_check_alloc(const fbf_replay *r, const fbf_idset *s, char *why, size_t cap);
+/* The members a machine's properties get in SIMULATION_BEGINS, as Batsim
+ * copies them from its energy platforms (",\"wattage_per_state\":..."):
+ * one wattage triplet (idle:idle:busy) per compute pstate, the sleep
+ * pstate's, the two virtual pstates' of the switches (numbered after all
+ * the others), wattage_off, and sleep_pstates "sleep:off:on". */
+void fbf_machines_properties(const fbf_replay *r, fbf_jbuf *b);
 /* Writes the event of a FBF_EV_STATE or FBF_EV_ANSWER heap entry. */
 void fbf_machines_emit(fbf_replay *r, size_t *count, const fbf_rev *e);
 

@@ -395,8 +395,10 @@ static void build_begins(fbf_replay *r)
         fbf_jbuf_int(b, i);
         fbf_jbuf_lit(b, ",\"name\":\"r");
         fbf_jbuf_int(b, i);
-        fbf_jbuf_lit(b, "\",\"state\":\"idle\",\"properties\":{\"role\":\"\"},"
-                        "\"zone_properties\":{}}");
+        fbf_jbuf_lit(b, "\",\"state\":\"idle\",\"properties\":{\"role\":\"\"");
+        if (r->mach)
+            fbf_machines_properties(r, b);
+        fbf_jbuf_lit(b, "},\"zone_properties\":{}}");
     }
     fbf_jbuf_lit(b, "],\"storage_resources\":[],\"workloads\":{");
     char (*names)[64] = r->wl_names;
