@@ -375,11 +375,15 @@ static void *rsched_main(void *arg)
     return NULL;
 }
 
-static fbf_test_rsched *start(fbf_test_rfault fault, cJSON *inject, char *endpoint, size_t cap)
+/* The thread reads fault, inject and script from its start: all are set
+ * before it is created. */
+static fbf_test_rsched *start(fbf_test_rfault fault, cJSON *inject, char **script,
+                              char *endpoint, size_t cap)
 {
     fbf_test_rsched *s = calloc(1, sizeof *s);
     s->fault = fault;
     s->inject = inject;
+    s->script = script;
     s->ctx = zmq_ctx_new();
     s->sock = zmq_socket(s->ctx, ZMQ_REP);
     int linger = 0, to = 50;
@@ -398,7 +402,7 @@ static fbf_test_rsched *start(fbf_test_rfault fault, cJSON *inject, char *endpoi
 
 fbf_test_rsched *fbf_test_rsched_start(fbf_test_rfault fault, char *endpoint, size_t cap)
 {
-    return start(fault, NULL, endpoint, cap);
+    return start(fault, NULL, NULL, endpoint, cap);
 }
 
 fbf_test_rsched *fbf_test_rsched_script(const char *const *replies, char *endpoint, size_t cap)
@@ -409,10 +413,8 @@ fbf_test_rsched *fbf_test_rsched_script(const char *const *replies, char *endpoi
     char **copy = calloc(n + 1, sizeof *copy);
     for (size_t i = 0; copy && i < n; i++)
         copy[i] = strdup(replies[i]);
-    fbf_test_rsched *s = copy ? start(FBF_TRF_SCRIPT, NULL, endpoint, cap) : NULL;
-    if (s)
-        s->script = copy;
-    else if (copy) {
+    fbf_test_rsched *s = copy ? start(FBF_TRF_SCRIPT, NULL, copy, endpoint, cap) : NULL;
+    if (!s && copy) {
         for (size_t i = 0; i < n; i++)
             free(copy[i]);
         free(copy);
@@ -432,7 +434,7 @@ fbf_test_rsched *fbf_test_rsched_inject(const char *events, char *endpoint, size
         cJSON_Delete(ev);
         return NULL;
     }
-    fbf_test_rsched *s = start(FBF_TRF_INJECT, ev, endpoint, cap);
+    fbf_test_rsched *s = start(FBF_TRF_INJECT, ev, NULL, endpoint, cap);
     if (!s)
         cJSON_Delete(ev);
     return s;
