@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 #include <unistd.h>
 
 #include "policies/registry.h"
@@ -52,6 +53,7 @@ typedef struct options {
     fbf_energy_config ecfg;
     long long max_exchanges; /* --max-exchanges K; 0 = until every job is done */
     double external_end;     /* --external-events-end T; NAN: none */
+    const char *record;      /* --record FILE; NULL: none */
 } options;
 
 static void usage(FILE *f)
@@ -134,6 +136,10 @@ static void usage(FILE *f)
 "                         shows decisions at about the full queue depth\n"
 "  --out DIR              write DIR/out_jobs.csv (Batsim's columns) and DIR/summary.json\n"
 "  --quiet                no summary on stdout\n"
+"  --record FILE          write the conversation to FILE (gzip-compressed when\n"
+"                         FILE ends in .gz): one line per message, '> ' and the\n"
+"                         request, then '< ' and the reply (a line break inside\n"
+"                         a message is written as \\n)\n"
 "  --echo-bench N         time N round trips of a bare ZeroMQ echo loop and exit\n"
 "  --help, --version\n"
 "\n"
@@ -242,7 +248,7 @@ static int parse_options(int argc, char **argv, options *o)
     enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
            O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
            O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_DYN, O_ACK, O_FWD, O_QUERY, O_REDIS,
-           O_ENERGY, O_MAX_EXCH = O_ENERGY + 5, O_EXT_END, O_REUSE };
+           O_ENERGY, O_MAX_EXCH = O_ENERGY + 5, O_EXT_END, O_REUSE, O_RECORD };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
@@ -273,6 +279,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"sleep-pstate", required_argument, NULL, O_ENERGY + 4},
         {"max-exchanges", required_argument, NULL, O_MAX_EXCH},
         {"external-events-end", required_argument, NULL, O_EXT_END},
+        {"record", required_argument, NULL, O_RECORD},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -371,6 +378,7 @@ static int parse_options(int argc, char **argv, options *o)
                 return bad("--max-exchanges '%s': not an integer >= 1", optarg);
             o->max_exchanges = v;
             break;
+        case O_RECORD: o->record = optarg; break;
         case O_HELP: usage(stdout); return FBF_EXIT_OK;
         case O_VERSION: printf("fastbf-replay %s\n", FBF_VERSION); return FBF_EXIT_OK;
         default: return bad("%s", "invalid option");
@@ -494,6 +502,20 @@ static int run(const options *o)
                              .energy = o->energy ? &o->ecfg : NULL,
                              .max_exchanges = (size_t)o->max_exchanges,
                              .external_end = o->external_end};
+    gzFile record = NULL;
+    if (o->record) {
+        size_t n = strlen(o->record);
+        bool gz = n > 3 && strcmp(o->record + n - 3, ".gz") == 0;
+        record = gzopen(o->record, gz ? "wb" : "wT");
+        if (!record) {
+            fprintf(stderr, "fastbf-replay: --record %s: %s\n", o->record, strerror(errno));
+            fbf_transport_destroy(tr);
+            fbf_bv4_redis_destroy(redis);
+            fbf_workload_destroy(wl);
+            return FBF_EXIT_INVALID;
+        }
+        cfg.record = record;
+    }
     int rc = fbf_replay_init(&r, wl, &cfg, &err);
     if (rc) {
         fprintf(stderr, "fastbf-replay: %s\n", err.text);
@@ -521,6 +543,11 @@ static int run(const options *o)
         }
     }
     fbf_replay_fini(&r);
+    if (record && gzclose(record) != Z_OK) {
+        fprintf(stderr, "fastbf-replay: --record %s: cannot write the file\n", o->record);
+        if (rc == FBF_EXIT_OK)
+            rc = FBF_EXIT_INTERNAL;
+    }
     fbf_bv4_redis_destroy(redis);
     fbf_workload_destroy(wl);
     return rc;

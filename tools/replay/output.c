@@ -54,6 +54,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -75,6 +76,21 @@ bool fbf_replay_record_exchange(fbf_replay *r, double a, double b)
         r->loop_from = b;
     r->loop_to = b;
     return true;
+}
+
+bool fbf_replay_record_message(fbf_replay *r, const char *prefix, const char *text,
+                               size_t len)
+{
+    gzFile f = r->cfg.record;
+    bool ok = gzputs(f, prefix) >= 0;
+    for (size_t from = 0; ok && from < len;) {
+        const char *nl = memchr(text + from, '\n', len - from);
+        size_t n = nl ? (size_t)(nl - text) - from : len - from;
+        ok = (n == 0 || gzwrite(f, text + from, (unsigned)n) == (int)n) &&
+             (!nl || gzputs(f, "\\n") >= 0);
+        from += n + (nl != NULL);
+    }
+    return ok && gzputc(f, '\n') >= 0;
 }
 
 static int float_cmp(const void *a, const void *b)

@@ -186,6 +186,9 @@ typedef struct fbf_replay_config {
     double external_end;
     size_t max_exchanges; /* --max-exchanges: SIMULATION_ENDS after this many
                            * exchanges past SIMULATION_BEGINS; 0: no limit */
+    /* --record: every request and reply goes here (a zlib gzFile,
+     * borrowed; NULL: none), see fbf_replay_record_message(). */
+    void *record;
 } fbf_replay_config;
 
 #define FBF_REPLAY_MAX_WORKLOADS 16
@@ -370,5 +373,10 @@ int fbf_replay_write_outputs(const fbf_replay *r, const fbf_replay_stats *st, co
 void fbf_replay_progress(fbf_replay *r, double wall_now, bool last);
 /* The job's allocation in canonical form into b (appended). */
 void fbf_replay_alloc_text(const fbf_replay *r, uint32_t job, fbf_jbuf *b);
+
+/* --record: one line, prefix ("> " request, "< " reply) then text with
+ * each line break written as \\n. false when the write failed. */
+bool fbf_replay_record_message(fbf_replay *r, const char *prefix, const char *text,
+                               size_t len);
 
 #endif

@@ -452,11 +452,17 @@ static int exchange(fbf_replay *r)
     size_t len;
     fbf_error terr;
     fbf_error_clear(&terr);
+    if (r->cfg.record && !fbf_replay_record_message(r, "> ", r->msg.p, r->msg.len))
+        return fbf_errorf(&r->err, -EIO, "--record: cannot write message #%zu", r->msg_index),
+               FBF_EXIT_INTERNAL;
     double a = fbf_replay_now_s();
     int rc = fbf_transport_exchange(r->tr, r->msg.p, r->msg.len, &reply, &len, &terr);
     double b = fbf_replay_now_s();
     if (!fbf_replay_record_exchange(r, a, b))
         return fbf_errorf(&r->err, -ENOMEM, "out of memory"), FBF_EXIT_INTERNAL;
+    if (rc == 0 && r->cfg.record && !fbf_replay_record_message(r, "< ", reply, len))
+        return fbf_errorf(&r->err, -EIO, "--record: cannot write reply #%zu", r->msg_index),
+               FBF_EXIT_INTERNAL;
     if (rc) {
         char t[40];
         fbf_jbuf_fmt(t, sizeof t, r->req_now);
