@@ -127,6 +127,7 @@ void fbf_engine_destroy(fbf_engine *e)
     free(e->parts);
     fbf_jobs_destroy(e->jobs);
     fbf_power_destroy(e->power);
+    free(e->failed);
     fbf_idset_fini(&e->free_set);
     fbf_runheap_fini(&e->heap);
     fbf_hvec_fini(&e->rejects);
@@ -235,6 +236,8 @@ int fbf_engine_complete_job(fbf_engine *e, fbf_job_h h, fbf_error *err)
     e->any_ended = true;
     if (e->ops->job_ended)
         e->ops->job_ended(e->pstate, e, h);
+    if (e->nb_failed && fbf_failures_freed(e, &j->alloc) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
     return 0;
 }
 
@@ -525,5 +528,5 @@ int fbf_engine_unhold_machine(fbf_engine *e, fbf_job_h h, bool to_free)
     e->any_ended = true;
     if (e->ops->job_ended)
         e->ops->job_ended(e->pstate, e, h);
-    return 0;
+    return to_free && e->nb_failed ? fbf_failures_freed(e, &j->alloc) : 0;
 }

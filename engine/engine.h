@@ -153,6 +153,15 @@ int fbf_engine_set_machine_state(fbf_engine *e, uint32_t machine, fbf_machine_st
 int fbf_engine_state_changed(fbf_engine *e, const fbf_idset *machines, uint32_t pstate,
                              fbf_error *err);
 fbf_machine_state fbf_engine_machine_state(const fbf_engine *e, uint32_t machine);
+/* Machines out of service (failed) or back in it (!failed), as the peer
+ * reports them. A failed machine is held with no known end: nothing is
+ * placed or reserved on it until it is back. One that fails under a
+ * running job stays that job's (the engine ends no job by itself) and is
+ * held when the job ends. -EINVAL, nothing applied, naming the machine: not
+ * a compute resource, failed while out of service, back while in it. */
+int fbf_engine_set_failed(fbf_engine *e, const fbf_idset *machines, bool failed,
+                          fbf_error *err);
+uint32_t fbf_engine_nb_failed(const fbf_engine *e);
 /* Machines held (not ON) right now. */
 uint32_t fbf_engine_nb_held(const fbf_engine *e);
 

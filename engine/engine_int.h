@@ -20,6 +20,13 @@
 
 typedef struct fbf_power fbf_power;
 
+/* A machine out of service and its hold (FBF_JOB_NONE while a job still
+ * runs on it): failures.c. */
+typedef struct fbf_failed_machine {
+    uint32_t id;
+    fbf_job_h hold;
+} fbf_failed_machine;
+
 typedef struct scan_job {
     fbf_engine *e;
     fbf_sched_filter keep;
@@ -56,6 +63,8 @@ struct fbf_engine {
     size_t dec_n, dec_cap;
     fbf_power *power;
     uint64_t nb_holds; /* ever made: names them */
+    fbf_failed_machine *failed;
+    size_t nb_failed, failed_cap;
 };
 
 /* deadlines.c: kill_after's due kills (into kills) and *next, the next
@@ -98,6 +107,11 @@ int fbf_power_after(fbf_power *p, fbf_engine *e, double *cml);
 /* This decision point's SET requests: 0, 1 or 2 (wakes first). */
 size_t fbf_power_requests(const fbf_power *p, const fbf_idset **sets, uint32_t *pstates);
 fbf_machine_state fbf_power_state(const fbf_power *p, uint32_t m);
+bool fbf_power_is_compute(const fbf_power *p, uint32_t m);
+
+/* failures.c: machines given back (a job's, a hold's) that are out of
+ * service are held again at once. -ENOMEM. */
+int fbf_failures_freed(fbf_engine *e, const fbf_idset *alloc);
 uint32_t fbf_power_nb_held(const fbf_power *p);
 
 #endif

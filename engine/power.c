@@ -128,6 +128,11 @@ fbf_machine_state fbf_power_state(const fbf_power *p, uint32_t id)
 
 uint32_t fbf_power_nb_held(const fbf_power *p) { return p->held; }
 
+bool fbf_power_is_compute(const fbf_power *p, uint32_t m)
+{
+    return fbf_idset_contains(&p->compute, m);
+}
+
 int fbf_power_initial(fbf_power *p, fbf_engine *e, uint32_t id, fbf_machine_state st,
                       fbf_error *err)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_pstate(const cJSON *st, uint32_t *out, fbf_error *err)
+int fbf_bv4_power_pstate(const cJSON *st, uint32_t *out, fbf_error *err)
 {
     double v = NAN;
     if (cJSON_IsNumber(st)) {
@@ -95,16 +95,7 @@ static int machine_pstates(const cJSON *r, uint32_t id, pstates *ps, fbf_error *
     return 1;
 }
 
-static bool listed(const uint32_t *v, uint32_t n, uint32_t x)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (v[i] == x)
-            return true;
-    return false;
-}
-
-int fbf_bv4_power_pstates(const cJSON *data, fbf_power_config *cfg, bool sleep_given,
-                          bool compute_given, fbf_error *err)
+int fbf_bv4_power_pstates(const cJSON *data, fbf_begins *b, fbf_error *err)
 {
     static const char F[] = "data.compute_resources[].properties.sleep_pstates";
     const cJSON *r;
@@ -132,26 +123,18 @@ int fbf_bv4_power_pstates(const cJSON *data, fbf_power_config *cfg, bool sleep_g
     }
     if (first_id < 0)
         return 0;
-    if (!sleep_given || !listed(first.sleep, first.nsleep, cfg->sleep_pstate)) {
-        if (sleep_given)
-            return fbf_errorf(err, -EINVAL, "%s: machine %ld sleeps in pstate %u, not %u: "
-                              "drop --sleep-pstate or set it to one of the platform's sleep "
-                              "pstates", F, first_id, first.sleep[0], cfg->sleep_pstate);
-        cfg->sleep_pstate = first.sleep[0];
-    }
-    uint32_t c = cfg->compute_pstate;
-    const char *why = listed(first.sleep, first.nsleep, c) ? "a sleep pstate"
-                      : listed(first.virt, first.nvirt, c) ? "a virtual pstate of a switch"
-                      : first.count && c >= first.count ? "not one of its pstates"
-                                                        : NULL;
-    if (why)
-        return fbf_errorf(err, -EINVAL, "%s: pstate %u of machine %ld is %s, so machines "
-                          "cannot compute in it: %s --compute-pstate to a computing pstate",
-                          F, c, first_id, why, compute_given ? "set" : "give");
+    b->pstates.found = true;
+    memcpy(b->pstates.sleep, first.sleep, sizeof first.sleep);
+    memcpy(b->pstates.virt, first.virt, sizeof first.virt);
+    b->pstates.nsleep = first.nsleep;
+    b->pstates.nvirt = first.nvirt;
+    b->pstates.count = first.count;
+    b->pstates.machine = (uint32_t)first_id;
+    b->pstates.field = F;
     return 0;
 }
 
-int fbf_bv4_power_begins(fbf_engine *e, const cJSON *data, fbf_error *err)
+int fbf_bv4_power_state(const cJSON *st, uint32_t id, fbf_machine_state *out, fbf_error *err)
 {
     static const struct {
         const char *name;
@@ -161,54 +144,21 @@ int fbf_bv4_power_begins(fbf_engine *e, const cJSON *data, fbf_error *err)
         {"sleeping", FBF_MACHINE_OFF},    {"switching_on", FBF_MACHINE_SWITCHING_ON},
         {"switching_off", FBF_MACHINE_SWITCHING_OFF},
     };
-    const cJSON *r;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(data, "compute_resources"))
-    {
-        const cJSON *st = cJSON_GetObjectItemCaseSensitive(r, "state");
-        uint32_t id = (uint32_t)cJSON_GetObjectItemCaseSensitive(r, "id")->valuedouble;
-        if (!st)
-            continue;
-        size_t k = 0, n = sizeof names / sizeof names[0];
-        while (k < n && !(cJSON_IsString(st) && strcmp(st->valuestring, names[k].name) == 0))
-            k++;
-        if (k == n)
-            return fbf_errorf(err, -EPROTO,
-                              "data.compute_resources[].state: machine %u: unknown state %s%s%s "
-                              "(idle, computing, sleeping, switching_on, switching_off)",
-                              id, cJSON_IsString(st) ? "\"" : "",
-                              cJSON_IsString(st) ? st->valuestring : "(not a string)",
-                              cJSON_IsString(st) ? "\"" : "");
-        fbf_error inner;
-        int rc = fbf_engine_set_machine_state(e, id, names[k].st, &inner);
-        if (rc < 0)
-            return fbf_errorf(err, rc, "data.compute_resources[].state: %s", inner.text);
-    }
+    size_t k = 0, n = sizeof names / sizeof names[0];
+    while (k < n && !(cJSON_IsString(st) && strcmp(st->valuestring, names[k].name) == 0))
+        k++;
+    if (k == n)
+        return fbf_errorf(err, -EPROTO,
+                          "data.compute_resources[].state: machine %u: unknown state %s%s%s "
+                          "(idle, computing, sleeping, switching_on, switching_off)",
+                          id, cJSON_IsString(st) ? "\"" : "",
+                          cJSON_IsString(st) ? st->valuestring : "(not a string)",
+                          cJSON_IsString(st) ? "\"" : "");
+    *out = names[k].st;
     return 0;
 }
 
-int fbf_bv4_power_changed(fbf_engine *e, const cJSON *data, fbf_error *err)
-{
-    uint32_t pstate = 0;
-    int rc = parse_pstate(cJSON_GetObjectItemCaseSensitive(data, "state"), &pstate, err);
-    if (rc < 0)
-        return rc;
-    fbf_idset set;
-    fbf_idset_init(&set);
-    fbf_error inner;
-    /* bv4_check parsed it already: this cannot fail but for memory. */
-    rc = fbf_idset_parse(&set, cJSON_GetObjectItemCaseSensitive(data, "resources")->valuestring,
-                         &inner);
-    if (rc == 0 && (rc = fbf_engine_state_changed(e, &set, pstate, &inner)) < 0)
-        fbf_errorf(err, rc, "%s: %s", strstr(inner.text, "pstate (") ? "data.state"
-                                                                       : "data.resources",
-                   inner.text);
-    else if (rc < 0)
-        fbf_errorf(err, rc, "data.resources: %s", inner.text);
-    fbf_idset_fini(&set);
-    return rc;
-}
-
-int fbf_bv4_power_answer(const cJSON *data, FILE *log, double *joules, fbf_error *err)
+int fbf_bv4_power_energy(const cJSON *data, double *joules, fbf_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, "consumed_energy");
     if (!v)
@@ -217,15 +167,13 @@ int fbf_bv4_power_answer(const cJSON *data, FILE *log, double *joules, fbf_error
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
         return fbf_errorf(err, -EPROTO, "data.consumed_energy: expected a number of joules >= 0");
     *joules = v->valuedouble;
-    if (log)
-        fprintf(log, "fastbf: consumed energy %.6f J\n", *joules);
     return 0;
 }
 
-void fbf_bv4_power_put_set(fbf_jbuf *b, const fbf_decision *d)
+void fbf_bv4_power_put_set(fbf_jbuf *b, const fbf_out *d)
 {
     fbf_jbuf_lit(b, "{\"resources\":\"");
-    fbf_jbuf_ranges(b, d->set->r, d->set->n);
+    fbf_jbuf_ranges(b, d->machines->r, d->machines->n);
     fbf_jbuf_lit(b, "\",\"state\":\"");
     fbf_jbuf_int(b, d->pstate);
     fbf_jbuf_lit(b, "\"}");

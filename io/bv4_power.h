@@ -11,9 +11,10 @@
  *   QUERY {"requests":{"consumed_energy":{}}}     asked by fastbf
  *   ANSWER {"consumed_energy": J}                 Batsim's answer, logged
  *
- * Errors: -EPROTO (malformed field) or -EINVAL (a state contradicting
- * the engine's), with one line naming the field and the machine; the
- * session adds the event.
+ * Syntax only: what the states mean is the session's (io/session.h) and
+ * the engine's. Errors: -EPROTO (malformed field) or -EINVAL (machines
+ * that contradict each other), with one line naming the field and the
+ * machine; the decoder adds the event.
  */
 #ifndef FBF_BV4_POWER_H
 #define FBF_BV4_POWER_H
@@ -22,36 +23,31 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
+#include "io/decisions.h"
 #include "io/jbuf.h"
+#include "io/session.h"
 
 /* Where Batsim says which pstates its machines have (the properties of
  * SIMULATION_BEGINS' compute_resources[]: `sleep_pstates`, comma-separated
  * triplets sleep:switch-off:switch-on, and `wattage_per_state`, one
- * comma-separated entry per pstate), fits cfg to them: the sleep pstate is
- * the first triplet's unless the command line named one of the platform's
- * (sleep_given), and the compute pstate must be a pstate of the machine
- * that is neither a sleep pstate nor a virtual one. Every machine that
- * states its pstates must state the same. A pstate the command line named
- * that the platform contradicts is -EINVAL, with one line naming the
- * machine, its property and the flag to change. Without such properties
- * cfg is left as it is. */
-int fbf_bv4_power_pstates(const cJSON *data, fbf_power_config *cfg, bool sleep_given,
-                          bool compute_given, fbf_error *err);
+ * comma-separated entry per pstate), into b->pstates (found false when no
+ * machine says). Every machine that states its pstates must state the
+ * same: -EINVAL otherwise, naming both machines. */
+int fbf_bv4_power_pstates(const cJSON *data, fbf_begins *b, fbf_error *err);
 
-/* Applies compute_resources[].state of a checked SIMULATION_BEGINS data
- * object (after the platform is set). */
-int fbf_bv4_power_begins(fbf_engine *e, const cJSON *data, fbf_error *err);
+/* compute_resources[].state of machine id: "sleeping" -> OFF,
+ * "switching_on" / "switching_off" -> those, "idle" / "computing" -> ON. */
+int fbf_bv4_power_state(const cJSON *st, uint32_t id, fbf_machine_state *out, fbf_error *err);
 
-/* Applies a checked RESOURCE_STATE_CHANGED data object. */
-int fbf_bv4_power_changed(fbf_engine *e, const cJSON *data, fbf_error *err);
+/* A pstate: a string of digits, or a number. */
+int fbf_bv4_power_pstate(const cJSON *st, uint32_t *out, fbf_error *err);
 
-/* Checks an ANSWER data object: consumed_energy, a finite number >= 0,
- * goes to *joules, and to log when given. */
-int fbf_bv4_power_answer(const cJSON *data, FILE *log, double *joules, fbf_error *err);
+/* An ANSWER data object: consumed_energy, a finite number >= 0. */
+int fbf_bv4_power_energy(const cJSON *data, double *joules, fbf_error *err);
 
-/* Writes the data object of SET_RESOURCE_STATE for a SET_STATE decision
- * ({"resources":..., "state":...}); an allocation failure sets b->oom. */
-void fbf_bv4_power_put_set(fbf_jbuf *b, const fbf_decision *d);
+/* Writes the data object of SET_RESOURCE_STATE ({"resources":...,
+ * "state":...}); an allocation failure sets b->oom. */
+void fbf_bv4_power_put_set(fbf_jbuf *b, const fbf_out *d);
 
 /* Writes the data object of QUERY consumed_energy. */
 void fbf_bv4_power_put_query(fbf_jbuf *b);

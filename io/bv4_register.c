@@ -321,61 +321,26 @@ size_t fbf_bv4_register_nb_registered(const fbf_bv4_register *r) { return r->nex
 size_t fbf_bv4_register_nb_continues(const fbf_bv4_register *r) { return r->continues; }
 bool fbf_bv4_register_finished(const fbf_bv4_register *r) { return r->finished; }
 
-/* Appends {"timestamp": now, "type": type, "data": data}; takes data.
- * Adding a member copies its key, which can fail: a failed add still
- * owns the item, so it is deleted here rather than leaked. */
-static int add(cJSON *events, double now, const char *type, cJSON *data)
+static int add_notify(fbf_decisions *outs, const char *what)
 {
-    cJSON *ev = cJSON_CreateObject();
-    if (!ev || !data || !cJSON_AddNumberToObject(ev, "timestamp", now) ||
-        !cJSON_AddStringToObject(ev, "type", type) || !cJSON_AddItemToObject(ev, "data", data)) {
-        cJSON_Delete(ev);
-        cJSON_Delete(data);
+    fbf_out *o = fbf_decisions_add(outs, FBF_OUT_NOTIFY);
+    if (!o)
         return -ENOMEM;
-    }
-    data = NULL; /* ev owns it now */
-    if (!cJSON_AddItemToArray(events, ev)) {
-        cJSON_Delete(ev);
-        return -ENOMEM;
-    }
+    o->text = what;
     return 0;
 }
 
-static int add_notify(cJSON *events, double now, const char *what)
+static int add_profile(fbf_decisions *outs, const reg_job *j, const char *name)
 {
-    cJSON *d = cJSON_CreateObject();
-    if (d && !cJSON_AddStringToObject(d, "type", what)) {
-        cJSON_Delete(d);
+    fbf_out *o = fbf_decisions_add(outs, FBF_OUT_REGISTER_PROFILE);
+    if (!o)
         return -ENOMEM;
-    }
-    return add(events, now, "NOTIFY", d);
-}
-
-static int add_profile(cJSON *events, double now, const reg_job *j, const char *name)
-{
     /* The workload part of the id, whole: a truncated name would register
      * the profile in another workload than the job's. */
-    size_t len = wl_len(j->id);
-    char *wl = malloc(len + 1);
-    cJSON *d = cJSON_CreateObject(), *p = cJSON_CreateObject();
-    if (wl) {
-        memcpy(wl, j->id, len);
-        wl[len] = '\0';
-    }
-    bool ok = wl && d && p && cJSON_AddStringToObject(d, "workload_name", wl) &&
-              cJSON_AddStringToObject(d, "profile_name", name) &&
-              cJSON_AddStringToObject(p, "type", "delay") &&
-              cJSON_AddNumberToObject(p, "delay", j->delay) &&
-              cJSON_AddItemToObject(d, "profile", p);
-    free(wl);
-    if (!ok) {
-        bool owned = d && cJSON_GetObjectItemCaseSensitive(d, "profile") == p;
-        cJSON_Delete(d);
-        if (!owned)
-            cJSON_Delete(p);
-        return -ENOMEM;
-    }
-    return add(events, now, "REGISTER_PROFILE", d);
+    o->workload = fbf_decisions_text(outs, j->id, wl_len(j->id));
+    o->profile = fbf_decisions_text(outs, name, strlen(name));
+    o->at = j->delay;
+    return o->workload && o->profile ? 0 : -ENOMEM;
 }
 
 /* Batsim parses a registered job as a workload job: id, subtime, res and
@@ -396,21 +361,21 @@ static cJSON *job_desc(const reg_job *j, const char *profile, double now)
 }
 
 /* REGISTER_JOB with the job's description, or with job_id alone (Redis
- * mode: the description is in the store). */
-static int add_job(cJSON *events, double now, const reg_job *j, const char *profile,
+ * mode: the description is in the store). The job says when it is
+ * submitted: now. */
+static int add_job(fbf_decisions *outs, double now, const reg_job *j, const char *profile,
                    bool with_desc)
 {
-    cJSON *d = cJSON_CreateObject(), *job = with_desc ? job_desc(j, profile, now) : NULL;
-    bool ok = d && (job || !with_desc) && cJSON_AddStringToObject(d, "job_id", j->id) &&
-              (!with_desc || cJSON_AddItemToObject(d, "job", job));
-    if (!ok) {
-        bool owned = d && job && cJSON_GetObjectItemCaseSensitive(d, "job") == job;
-        cJSON_Delete(d);
-        if (!owned)
-            cJSON_Delete(job);
+    fbf_out *o = fbf_decisions_add(outs, FBF_OUT_REGISTER_JOB);
+    if (!o)
         return -ENOMEM;
-    }
-    return add(events, now, "REGISTER_JOB", d);
+    o->id = j->id;
+    o->profile = fbf_decisions_text(outs, profile, strlen(profile));
+    o->at = now;
+    o->res = j->res;
+    o->walltime = j->walltime;
+    o->described = with_desc;
+    return o->profile ? 0 : -ENOMEM;
 }
 
 /* How long before the next job registration re-opens after a pause: long
@@ -457,15 +422,15 @@ static int store_due(fbf_bv4_register *r, size_t end, double now, fbf_error *err
     return rc;
 }
 
-static int add_continue(fbf_bv4_register *r, cJSON *events, double now)
+static int add_continue(fbf_bv4_register *r, fbf_decisions *outs)
 {
     r->finished = false;
     r->continues++;
-    return add_notify(events, now, "continue_registration");
+    return add_notify(outs, "continue_registration");
 }
 
-int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_engine *engine,
-                         fbf_error *err)
+int fbf_bv4_register_due(fbf_bv4_register *r, double now, fbf_decisions *outs,
+                         fbf_engine *engine, fbf_error *err)
 {
     if (!r->configured || r->next == r->n || r->jobs[r->next].subtime > now)
         return 0;
@@ -475,7 +440,7 @@ int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_eng
      * ahead (fbf_bv4_register_close()); when it did not, it re-opens now
      * and the jobs are registered at the next decision point. */
     if (r->finished)
-        return add_continue(r, events, now) < 0 ? fbf_errorf(err, -ENOMEM, "out of memory") : 0;
+        return add_continue(r, outs) < 0 ? fbf_errorf(err, -ENOMEM, "out of memory") : 0;
     if (r->store) {
         size_t end = r->next;
         while (end < r->n && r->jobs[end].subtime <= now)
@@ -492,11 +457,11 @@ int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_eng
          * job has its own. In Redis mode too: Batsim takes profiles only
          * from REGISTER_PROFILE. */
         if (rc == 0 && (!r->reuse || !r->sent[j->pair])) {
-            rc = add_profile(events, now, j, profile);
+            rc = add_profile(outs, j, profile);
             r->sent[j->pair] = rc == 0;
         }
         if (rc == 0)
-            rc = add_job(events, now, j, profile, !r->store);
+            rc = add_job(outs, now, j, profile, !r->store);
         free(profile);
         if (rc < 0)
             return fbf_errorf(err, -ENOMEM, "out of memory");
@@ -513,21 +478,21 @@ int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_eng
 }
 
 /* Appends CALL_ME_LATER(t), unless *memo says t is already asked for. */
-static int add_call(fbf_bv4_register *r, double *memo, cJSON *events, double now, double t)
+static int add_call(fbf_bv4_register *r, double *memo, fbf_decisions *outs, double t)
 {
     if (t == *memo || t == r->noted)
         return 0;
-    cJSON *d = cJSON_CreateObject();
-    if (d && !cJSON_AddNumberToObject(d, "timestamp", t)) {
-        cJSON_Delete(d);
-        d = NULL;
-    }
     *memo = t;
-    return add(events, now, "CALL_ME_LATER", d);
+    fbf_out *o = fbf_decisions_add(outs, FBF_OUT_CALL_ME_LATER);
+    if (!o)
+        return -ENOMEM;
+    o->at = t;
+    o->rounded = true; /* as the reply printed it before */
+    return 0;
 }
 
-int fbf_bv4_register_close(fbf_bv4_register *r, double now, double earliest, cJSON *events,
-                           fbf_error *err)
+int fbf_bv4_register_close(fbf_bv4_register *r, double now, double earliest,
+                           fbf_decisions *outs, fbf_error *err)
 {
     if (!r->configured || (r->finished && r->next == r->n))
         return 0;
@@ -536,20 +501,20 @@ int fbf_bv4_register_close(fbf_bv4_register *r, double now, double earliest, cJS
     if (r->finished) {
         /* In a pause: re-open one decision point before the next job. */
         if (now >= t - reopen_lead(r))
-            rc = add_continue(r, events, now);
+            rc = add_continue(r, outs);
     } else if (r->next == r->n) {
-        rc = add_notify(events, now, "registration_finished");
+        rc = add_notify(outs, "registration_finished");
         r->finished = true;
     } else {
         if (r->opt.pause > 0 && t - now > r->opt.pause) {
-            rc = add_notify(events, now, "registration_finished");
+            rc = add_notify(outs, "registration_finished");
             r->finished = true;
             if (rc == 0)
-                rc = add_call(r, &r->reopen_asked, events, now,
+                rc = add_call(r, &r->reopen_asked, outs,
                               fmax(t - reopen_lead(r), earliest));
         }
         if (rc == 0)
-            rc = add_call(r, &r->asked, events, now, fmax(t, earliest));
+            rc = add_call(r, &r->asked, outs, fmax(t, earliest));
     }
     return rc < 0 ? fbf_errorf(err, -ENOMEM, "out of memory") : 0;
 }

@@ -51,9 +51,9 @@
  * the key and hiredis's or the server's message; no event is appended then.
  *
  * Ownership: _create() copies the plan (ids and profile names included);
- * the caller destroys the register with _destroy() (NULL accepted). Events
- * are appended to a cJSON array the caller owns; their "timestamp" is the
- * number now, which the session may rewrite.
+ * the caller destroys the register with _destroy() (NULL accepted).
+ * Registrations, calls and notifications are appended to the caller's
+ * list of decisions (io/decisions.h), as typed decisions.
  *
  * Errors: -EINVAL for a bad plan (an id not "workload!name" with both
  * parts non-empty and a single '!', the same id twice, res outside [1, 2^31 - 1] (a JSON
@@ -74,6 +74,7 @@
 #include "engine/engine.h"
 #include "engine/error.h"
 #include "io/bv4_redis.h"
+#include "io/decisions.h"
 
 typedef struct fbf_bv4_reg_job {
     const char *id;      /* "workload!name": Batsim's id notation */
@@ -118,16 +119,16 @@ void fbf_bv4_register_use_store(fbf_bv4_register *r, fbf_bv4_redis *store);
 int fbf_bv4_register_known_profiles(fbf_bv4_register *r, const cJSON *profiles,
                                     fbf_error *err);
 
-/* Appends the registrations due at now (subtime <= now) to events and,
+/* Appends the registrations due at now (subtime <= now) to outs and,
  * when engine is not NULL, submits those jobs to it with subtime now. */
-int fbf_bv4_register_due(fbf_bv4_register *r, double now, cJSON *events, fbf_engine *engine,
-                         fbf_error *err);
+int fbf_bv4_register_due(fbf_bv4_register *r, double now, fbf_decisions *outs,
+                         fbf_engine *engine, fbf_error *err);
 
 /* Appends the CALL_ME_LATER for the next registration and the NOTIFY
  * registration_finished / continue_registration that are due after the
  * pass at now; a call due before earliest is asked for at earliest. */
-int fbf_bv4_register_close(fbf_bv4_register *r, double now, double earliest, cJSON *events,
-                           fbf_error *err);
+int fbf_bv4_register_close(fbf_bv4_register *r, double now, double earliest,
+                           fbf_decisions *outs, fbf_error *err);
 
 /* Counters, for logs and tests. */
 size_t fbf_bv4_register_nb_registered(const fbf_bv4_register *r);

@@ -1,16 +1,14 @@
 /*
- * bv4_reply: the reply half of the Batsim v4 session (see
- * bv4_session_int.h). Every decision of the pass becomes one event in D0
- * order (REJECT, KILL, EXECUTE and its metadata tag, SET_RESOURCE_STATE,
- * CALL_ME_LATER), then fastbf's own registrations, NOTIFY and QUERY, then
- * the ANSWERs; all are stamped with the request's now, formatted once.
+ * bv4_reply: the reply half of the Batsim v4 codec (see
+ * bv4_session_int.h): the session's decisions (io/decisions.h), in their
+ * order, as v4 events, all stamped with the request's now, formatted once.
  *
- * The reply is written as text into the session's buffer as it is
- * decided (io/jbuf.h): a tree of a few cJSON nodes per decision, printed
- * and freed, cost more than the rest of the exchange. The events other
- * modules build as trees (registrations, answers) are printed into the
- * same text, in their place. The text is byte for byte what cJSON prints
- * for the same events.
+ * The reply is written as text into the codec's buffer (io/jbuf.h): a
+ * tree of a few cJSON nodes per decision, printed and freed, cost more
+ * than the rest of the exchange. The text is byte for byte what cJSON
+ * prints for the same events; the numbers of registrations and answers
+ * are printed by cJSON itself, whose rounding differs from the exact one
+ * of times (fbf_jbuf_fmt_json()) in the last digits.
  */
 #include <errno.h>
 #include <math.h>
@@ -19,29 +17,8 @@
 #include <string.h>
 
 #include "io/bv4_power.h"
-#include "io/bv4_register.h"
 #include "io/bv4_session_int.h"
 
-/* The shortest text that reads back as exactly t. Every timestamp of a
- * reply is its `now`, so it is formatted once per reply and added as raw
- * text: cJSON's own number printer round-trips through sscanf each time.
- * Whole seconds, the common case of trace-driven runs, skip printf, whose
- * floating-point path costs more than the rest of a small reply. */
-static void format_time(double t, char *buf, size_t cap)
-{
-    if (t == floor(t) && fabs(t) < 1e15 && cap >= 20) {
-        long long v = (long long)t;
-        size_t o = 0;
-        if (v < 0)
-            buf[o++] = '-';
-        o += fbf_jbuf_digits(buf + o, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
-        buf[o] = '\0';
-        return;
-    }
-    snprintf(buf, cap, "%.15g", t);
-    if (strtod(buf, NULL) != t)
-        snprintf(buf, cap, "%.17g", t);
-}
 
 /* The reply being written: its buffer, its time text, and whether an
  * event was written yet (for the commas). */
@@ -59,13 +36,6 @@ static void next_event(out *o)
         fbf_jbuf_lit(o->b, ",");
 }
 
-/* The earliest time the next event may ask to be called at. */
-static double earliest_call(const fbf_bv4_session *s, const out *o)
-{
-    return fbf_engine_now(s->engine) + FBF_BV4_CALL_MARGIN +
-           FBF_BV4_CALL_PER_EVENT * (double)o->count;
-}
-
 /* Opens an event: the caller writes its data object, then closes it. */
 static void open_event(out *o, const char *type, size_t type_len)
 {
@@ -80,193 +50,172 @@ static void open_event(out *o, const char *type, size_t type_len)
 
 static void close_event(out *o) { fbf_jbuf_lit(o->b, "}"); }
 
-/* Writes every event of from (cJSON trees built by other modules),
- * stamped now. -ENOMEM. */
-static int put_stamped(out *o, cJSON *from)
+/* A number as cJSON prints it. */
+static void put_cjson_number(out *o, double v)
 {
-    cJSON *a;
-    cJSON_ArrayForEach(a, from)
-    {
-        cJSON *t = cJSON_CreateRaw(o->now);
-        if (!t || !cJSON_ReplaceItemInObjectCaseSensitive(a, "timestamp", t)) {
-            cJSON_Delete(t);
-            return -ENOMEM;
-        }
-        next_event(o);
-        fbf_jbuf_json(o->b, a);
+    cJSON *n = cJSON_CreateNumber(v);
+    if (!n) {
+        o->b->oom = true;
+        return;
     }
-    return 0;
+    fbf_jbuf_json(o->b, n);
+    cJSON_Delete(n);
 }
 
-/* tag_starts: why the job started, as SET_JOB_METADATA text. */
-static void put_start_tag(fbf_bv4_session *s, out *o, fbf_job_h j)
+static void put_job_id(fbf_bv4_session *s, out *o, const fbf_out *d)
 {
-    open_lit(o, "SET_JOB_METADATA");
     fbf_jbuf_lit(o->b, "{\"job_id\":");
-    fbf_jbuf_str(o->b, fbf_engine_job_id(s->engine, j));
-    switch (fbf_engine_job_start_reason(s->engine, j)) {
-    case FBF_START_BACKFILLED: fbf_jbuf_lit(o->b, ",\"metadata\":\"reason=backfilled\"}"); break;
-    case FBF_START_RESERVATION:
-        fbf_jbuf_lit(o->b, ",\"metadata\":\"reason=reservation rsv=");
-        fbf_jbuf_raw(o->b, o->now, o->now_len);
-        fbf_jbuf_lit(o->b, "\"}");
-        break;
-    default: fbf_jbuf_lit(o->b, ",\"metadata\":\"reason=head\"}"); break;
-    }
-    close_event(o);
+    fbf_jbuf_str(o->b, d->id ? d->id : fbf_engine_job_id(fbf_session_engine(s->core), d->job));
 }
 
 /* Every kill of the reply goes in one KILL_JOB, where the first is. */
-static void put_kills(fbf_bv4_session *s, out *o, const fbf_decision *d, size_t n)
+static void put_kills(fbf_bv4_session *s, out *o, const fbf_out *d, size_t n)
 {
     open_lit(o, "KILL_JOB");
     fbf_jbuf_lit(o->b, "{\"job_ids\":[");
     bool first = true;
     for (size_t i = 0; i < n; i++) {
-        if (d[i].kind != FBF_DEC_KILL)
+        if (d[i].kind != FBF_OUT_KILL)
             continue;
         if (!first)
             fbf_jbuf_lit(o->b, ",");
         first = false;
-        fbf_jbuf_str(o->b, fbf_engine_job_id(s->engine, d[i].job));
+        fbf_jbuf_str(o->b, fbf_engine_job_id(fbf_session_engine(s->core), d[i].job));
     }
     fbf_jbuf_lit(o->b, "]}");
     close_event(o);
 }
 
-static void put_give_up(fbf_bv4_session *s, out *o, fbf_job_h j)
+static void put_register_profile(out *o, const fbf_out *d)
 {
-    /* Batsim 4.2.1 ends a waiting job only through REJECT_JOB (a
-     * CHANGE_JOB_STATE that ends a job aborts it); metadata set just
-     * before is kept in its jobs file, and says why. */
-    char why[96];
-    snprintf(why, sizeof why, "gave up after waiting %g s (fastbf --max-wait)",
-             s->opt.engine.max_wait);
-    const char *id = fbf_engine_job_id(s->engine, j);
-    open_lit(o, "SET_JOB_METADATA");
-    fbf_jbuf_lit(o->b, "{\"job_id\":");
-    fbf_jbuf_str(o->b, id);
-    fbf_jbuf_lit(o->b, ",\"metadata\":");
-    fbf_jbuf_str(o->b, why);
-    fbf_jbuf_lit(o->b, "}");
+    open_lit(o, "REGISTER_PROFILE");
+    fbf_jbuf_lit(o->b, "{\"workload_name\":");
+    fbf_jbuf_str(o->b, d->workload);
+    fbf_jbuf_lit(o->b, ",\"profile_name\":");
+    fbf_jbuf_str(o->b, d->profile);
+    fbf_jbuf_lit(o->b, ",\"profile\":{\"type\":\"delay\",\"delay\":");
+    put_cjson_number(o, d->at);
+    fbf_jbuf_lit(o->b, "}}");
     close_event(o);
-    open_lit(o, "REJECT_JOB");
+}
+
+/* Batsim parses a registered job as a workload job: id, subtime, res and
+ * profile are mandatory there. In Redis mode the job is in the store. */
+static void put_register_job(out *o, const fbf_out *d)
+{
+    open_lit(o, "REGISTER_JOB");
     fbf_jbuf_lit(o->b, "{\"job_id\":");
-    fbf_jbuf_str(o->b, id);
+    fbf_jbuf_str(o->b, d->id);
+    if (d->described) {
+        fbf_jbuf_lit(o->b, ",\"job\":{\"id\":");
+        fbf_jbuf_str(o->b, d->id);
+        fbf_jbuf_lit(o->b, ",\"subtime\":");
+        put_cjson_number(o, d->at);
+        fbf_jbuf_lit(o->b, ",\"res\":");
+        put_cjson_number(o, (double)d->res);
+        fbf_jbuf_lit(o->b, ",\"walltime\":");
+        put_cjson_number(o, d->walltime);
+        fbf_jbuf_lit(o->b, ",\"profile\":");
+        fbf_jbuf_str(o->b, d->profile);
+        fbf_jbuf_lit(o->b, "}");
+    }
     fbf_jbuf_lit(o->b, "}");
     close_event(o);
 }
 
-static void put_call_me_later(fbf_bv4_session *s, out *o, double at)
+static void put_answer(out *o, const fbf_out *d)
 {
-    /* Batsim wakes the scheduler once per request: asking again for a
-     * time still to come would only double the wake-up. */
-    fbf_bv4_register *sub = s->opt.submitter;
-    at = fmax(at, earliest_call(s, o));
-    if ((at == s->last_call || (sub && at == fbf_bv4_register_asked(sub))) &&
-        at > fbf_engine_now(s->engine))
-        return;
-    s->last_call = at;
-    if (sub)
-        fbf_bv4_register_note_call(sub, at);
+    open_lit(o, "ANSWER");
+    fbf_jbuf_lit(o->b, "{\"estimate_waiting_time\":{\"job_id\":");
+    fbf_jbuf_str(o->b, d->id);
+    fbf_jbuf_lit(o->b, ",\"estimated_waiting_time\":");
+    put_cjson_number(o, d->at);
+    fbf_jbuf_lit(o->b, "}}");
+    close_event(o);
+}
+
+static void put_call_me_later(out *o, const fbf_out *d)
+{
     open_lit(o, "CALL_ME_LATER");
     fbf_jbuf_lit(o->b, "{\"timestamp\":");
     char t[32];
-    format_time(at, t, sizeof t);
-    fbf_jbuf_raw(o->b, t, strlen(t));
+    fbf_jbuf_fmt_json(t, sizeof t, d->at);
+    if (d->rounded)
+        put_cjson_number(o, d->at);
+    else
+        fbf_jbuf_raw(o->b, t, strlen(t));
     fbf_jbuf_lit(o->b, "}");
     close_event(o);
 }
 
-static void put_decisions(fbf_bv4_session *s, out *o)
+static void put_one(fbf_bv4_session *s, out *o, const fbf_out *d, size_t left, bool *killed)
 {
-    size_t n;
-    const fbf_decision *d = fbf_engine_decisions(s->engine, &n);
-    bool killed = false;
-    for (size_t i = 0; i < n; i++) {
-        switch (d[i].kind) {
-        case FBF_DEC_KILL:
-            if (!killed)
-                put_kills(s, o, d + i, n - i);
-            killed = true;
-            break;
-        case FBF_DEC_SET_STATE:
-            open_lit(o, "SET_RESOURCE_STATE");
-            fbf_bv4_power_put_set(o->b, &d[i]);
-            close_event(o);
-            break;
-        case FBF_DEC_GIVE_UP: put_give_up(s, o, d[i].job); break;
-        case FBF_DEC_CALL_ME_LATER: put_call_me_later(s, o, d[i].at); break;
-        case FBF_DEC_REJECT:
-            open_lit(o, "REJECT_JOB");
-            fbf_jbuf_lit(o->b, "{\"job_id\":");
-            fbf_jbuf_str(o->b, fbf_engine_job_id(s->engine, d[i].job));
-            fbf_jbuf_lit(o->b, "}");
-            close_event(o);
-            break;
-        default: {
-            open_lit(o, "EXECUTE_JOB");
-            fbf_jbuf_lit(o->b, "{\"job_id\":");
-            fbf_jbuf_str(o->b, fbf_engine_job_id(s->engine, d[i].job));
-            fbf_jbuf_lit(o->b, ",\"alloc\":\"");
-            const fbf_idset *a = fbf_engine_job_alloc(s->engine, d[i].job);
-            fbf_jbuf_ranges(o->b, a->r, a->n);
-            fbf_jbuf_lit(o->b, "\"}");
-            close_event(o);
-            if (s->opt.tag_starts)
-                put_start_tag(s, o, d[i].job);
-            break;
-        }
-        }
+    switch (d->kind) {
+    case FBF_OUT_REGISTER_PROFILE: put_register_profile(o, d); break;
+    case FBF_OUT_REGISTER_JOB: put_register_job(o, d); break;
+    case FBF_OUT_KILL:
+        if (!*killed)
+            put_kills(s, o, d, left);
+        *killed = true;
+        break;
+    case FBF_OUT_SET_STATE:
+        open_lit(o, "SET_RESOURCE_STATE");
+        fbf_bv4_power_put_set(o->b, d);
+        close_event(o);
+        break;
+    case FBF_OUT_METADATA:
+        open_lit(o, "SET_JOB_METADATA");
+        put_job_id(s, o, d);
+        fbf_jbuf_lit(o->b, ",\"metadata\":");
+        fbf_jbuf_str(o->b, d->text);
+        fbf_jbuf_lit(o->b, "}");
+        close_event(o);
+        break;
+    case FBF_OUT_CALL_ME_LATER: put_call_me_later(o, d); break;
+    case FBF_OUT_REJECT:
+        open_lit(o, "REJECT_JOB");
+        put_job_id(s, o, d);
+        fbf_jbuf_lit(o->b, "}");
+        close_event(o);
+        break;
+    case FBF_OUT_EXECUTE:
+        open_lit(o, "EXECUTE_JOB");
+        put_job_id(s, o, d);
+        fbf_jbuf_lit(o->b, ",\"alloc\":\"");
+        fbf_jbuf_ranges(o->b, d->machines->r, d->machines->n);
+        fbf_jbuf_lit(o->b, "\"}");
+        close_event(o);
+        break;
+    case FBF_OUT_NOTIFY:
+        open_lit(o, "NOTIFY");
+        fbf_jbuf_lit(o->b, "{\"type\":");
+        fbf_jbuf_str(o->b, d->text);
+        fbf_jbuf_lit(o->b, "}");
+        close_event(o);
+        break;
+    case FBF_OUT_QUERY_ENERGY:
+        open_lit(o, "QUERY");
+        fbf_bv4_power_put_query(o->b);
+        close_event(o);
+        break;
+    case FBF_OUT_ANSWER_WAIT: put_answer(o, d); break;
     }
 }
 
-int fbf_bv4_reply_build(fbf_bv4_session *s, cJSON *registrations, cJSON *answers)
+int fbf_bv4_reply_build(fbf_bv4_session *s, double now_t, const fbf_out *outs, size_t n)
 {
     char now[32];
-    format_time(fbf_engine_now(s->engine), now, sizeof now);
+    fbf_jbuf_fmt_json(now, sizeof now, now_t);
     out o = {.b = &s->out, .now = now, .now_len = strlen(now)};
     fbf_jbuf_reset(o.b);
     fbf_jbuf_lit(o.b, "{\"now\":");
     fbf_jbuf_raw(o.b, now, o.now_len);
     fbf_jbuf_lit(o.b, ",\"events\":[");
-    int rc = 0;
-    if (!s->ended) { /* SIMULATION_ENDS: a reply with no events */
-        /* Registrations first: a job registered here may start below. */
-        rc = put_stamped(&o, registrations);
-        if (rc == 0)
-            put_decisions(s, &o);
-        if (rc == 0 && s->opt.submitter) {
-            cJSON *after = cJSON_CreateArray();
-            fbf_error e;
-            if (!after || fbf_bv4_register_close(s->opt.submitter, fbf_engine_now(s->engine),
-                                                 earliest_call(s, &o), after, &e) < 0)
-                rc = -ENOMEM;
-            else
-                rc = put_stamped(&o, after);
-            cJSON_Delete(after);
-        }
-        /* fastbf registers no job: tell Batsim at once so it can end. */
-        if (rc == 0 && s->dynamic_jobs && !s->notified_registration && !s->opt.submitter) {
-            open_lit(&o, "NOTIFY");
-            fbf_jbuf_lit(o.b, "{\"type\":\"registration_finished\"}");
-            close_event(&o);
-            s->notified_registration = true;
-        }
-        bool idle = s->no_more_static && !fbf_engine_nb_waiting(s->engine) &&
-                    !fbf_engine_nb_running(s->engine) && !s->final_query;
-        if (rc == 0 && s->opt.query_energy && (s->query_due || idle)) {
-            open_lit(&o, "QUERY");
-            fbf_bv4_power_put_query(o.b);
-            close_event(&o);
-            s->query_due = false;
-            s->final_query |= idle;
-        }
-        if (rc == 0)
-            rc = put_stamped(&o, answers);
-    }
+    bool killed = false;
+    for (size_t i = 0; i < n; i++)
+        put_one(s, &o, &outs[i], n - i, &killed);
     fbf_jbuf_lit(o.b, "]}");
-    return rc < 0 || o.b->oom ? -ENOMEM : 0;
+    return o.b->oom ? -ENOMEM : 0;
 }
 
 /* req's now, read as cheaply as a message that failed to parse allows:
@@ -289,14 +238,14 @@ static double request_now(const fbf_bv4_session *s, const char *req, size_t len)
             return v;
         break;
     }
-    return fbf_engine_now(s->engine);
+    return fbf_engine_now(fbf_session_engine(s->core));
 }
 
 const char *fbf_bv4_session_refusal(fbf_bv4_session *s, const char *req, size_t len,
                                     const char *why, size_t *reply_len)
 {
     char now[32];
-    format_time(request_now(s, req, len), now, sizeof now);
+    fbf_jbuf_fmt_json(now, sizeof now, request_now(s, req, len));
     out o = {.b = &s->out, .now = now, .now_len = strlen(now)};
     fbf_jbuf_reset(o.b);
     fbf_jbuf_lit(o.b, "{\"now\":");

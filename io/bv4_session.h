@@ -1,9 +1,10 @@
 /*
- * bv4_session: one Batsim v4 JSON-protocol conversation, transport-free.
+ * bv4_session: one Batsim v4 JSON-protocol conversation, transport-free:
+ * the v4 codec around a protocol-neutral session (io/session.h).
  *
- * A session turns each request message (a JSON text from Batsim) into the
- * reply message, applying the request's events to an engine it owns and
- * running the decision pass. The ZeroMQ server (io/zmq_server.h) and any
+ * Each request message (a JSON text from Batsim) is decoded into typed
+ * events, the session applies them to the engine it owns and runs the
+ * decision pass, and its decisions are encoded as the reply. The ZeroMQ server (io/zmq_server.h) and any
  * in-process driver (fastbf-replay --inproc) use the very same entry
  * point, so both see the same validation and the same decisions.
  *
@@ -24,7 +25,7 @@
  *   -ECONNREFUSED  Redis mode: the Redis server named by SIMULATION_BEGINS
  *             cannot be reached (host, port and hiredis's message)
  *   -EIO      Redis mode: the connection to Redis failed later
- * Redis mode (io/bv4_fetch.h): a missing key, malformed JSON in a key or
+ * Redis mode (the store, io/session.h): a missing key, malformed JSON in a key or
  * a description missing a field are -EPROTO naming the key and the field.
  * The session must not be used after an error, since the request may have
  * been applied in part.

@@ -129,6 +129,24 @@ void fbf_jbuf_fmt(char *buf, size_t cap, double v)
     }
 }
 
+void fbf_jbuf_fmt_json(char *buf, size_t cap, double v)
+{
+    /* Whole seconds, the common case of trace-driven runs, skip printf,
+     * whose floating-point path costs more than the rest of a small reply. */
+    if (v == floor(v) && fabs(v) < 1e15 && cap >= 20) {
+        long long i = (long long)v;
+        size_t o = 0;
+        if (i < 0)
+            buf[o++] = '-';
+        o += fbf_jbuf_digits(buf + o, i < 0 ? 0ULL - (unsigned long long)i : (unsigned long long)i);
+        buf[o] = '\0';
+        return;
+    }
+    snprintf(buf, cap, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, cap, "%.17g", v);
+}
+
 static void shortest(fbf_jbuf *b, double v)
 {
     char buf[40];

@@ -72,6 +72,10 @@ void fbf_jbuf_int(fbf_jbuf *b, int64_t v);
 size_t fbf_jbuf_digits(char *out, uint64_t v);
 /* v in the fewest digits that read back exactly, into buf (for messages). */
 void fbf_jbuf_fmt(char *buf, size_t cap, double v);
+/* v as cJSON prints a number (integers below 1e15 as integers, else
+ * "%.15g", or "%.17g" when that would not read back exactly), into buf
+ * (cap >= 32): what every number of a reply looks like. */
+void fbf_jbuf_fmt_json(char *buf, size_t cap, double v);
 /* An interval set "0-3 8 10-11" from n normalised ranges (no quotes). */
 void fbf_jbuf_ranges(fbf_jbuf *b, const fbf_range *r, uint32_t n);
 /* item printed unformatted, as cJSON prints it. */

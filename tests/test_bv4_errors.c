@@ -370,7 +370,7 @@ static void test_error_codes_as_documented(void **state)
         fail_msg("errors outside the documented codes:%s", failures);
 }
 
-/* bv4_check.h documents this exact message for a res given as a string. */
+/* bv4_decode.h documents this exact message for a res given as a string. */
 static void test_documented_res_message(void **state)
 {
     fbf_bv4_session *s = session_at(L_BEGUN);

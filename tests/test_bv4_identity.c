@@ -8,7 +8,7 @@
  * is hashed (FNV-1a, 64 bits). tests/fixtures/bv4-replies/ holds the
  * digests of the replies fastbf gave when they were recorded, so any
  * change of a single byte in any reply fails here, naming the exchanges
- * of the first block that differs and the reply fastbf gives now; the
+ * of the first block that differs and the reply fastbf gives now;
  * fixture's header names the commit that wrote it. The same digests serve
  * the in-process session and the fastbf process, which must agree.
  *

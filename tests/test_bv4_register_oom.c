@@ -215,15 +215,13 @@ static void test_registrations_out_of_memory(void **state)
         assert_non_null(r);
         assert_int_equal(fbf_bv4_register_configure(r, true, true, reuse, &err), 0);
         arm(k);
-        cJSON *events = cJSON_CreateArray();
-        int rc = -ENOMEM;
-        if (events) {
-            rc = fbf_bv4_register_due(r, 10, events, NULL, &err);
-            if (rc == 0)
-                rc = fbf_bv4_register_close(r, 10, 10.001, events, &err);
-        }
-        int n = events ? cJSON_GetArraySize(events) : 0;
-        cJSON_Delete(events);
+        fbf_decisions events;
+        fbf_decisions_init(&events);
+        int rc = fbf_bv4_register_due(r, 10, &events, NULL, &err);
+        if (rc == 0)
+            rc = fbf_bv4_register_close(r, 10, 10.001, &events, &err);
+        int n = (int)events.n;
+        fbf_decisions_fini(&events);
         long left = live;
         disarm();
         fbf_bv4_register_destroy(r);

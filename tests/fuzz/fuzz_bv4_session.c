@@ -53,7 +53,7 @@ static void check_reply(const char *reply, size_t len)
 
 /* Whether the first message declares a platform of more than 4096
  * resources (nb_resources, nb_compute_resources or a resource id), or
- * turns Redis on as io/bv4_fetch.c reads its config (the flat
+ * turns Redis on as io/bv4_begins.c reads its config (the flat
  * "redis-enabled" first, else "redis": {"enabled"}). */
 static bool skipped(const uint8_t *data, size_t size)
 {

@@ -1,60 +1,48 @@
 /*
- * bv4_check: Batsim v4 request validation (see bv4_check.h).
+ * bv4_decode: Batsim v4 requests into typed events (see bv4_decode.h).
  *
- * Each event type has a small checker listing its mandatory fields and
- * their types; optional fields are type-checked when present. Real Batsim
- * prints every float with six decimals but keeps workload integers as
- * integers, so "an integer" means a JSON number with an integral value.
+ * Each event type has a small reader that checks its mandatory fields and
+ * their types (optional fields when present) and fills the typed events.
+ * Real Batsim prints every float with six decimals but keeps workload
+ * integers as integers, so "an integer" means a JSON number with an
+ * integral value.
  */
-#include "io/bv4_check.h"
+#include "io/bv4_decode.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "io/bv4_begins.h"
+#include "io/bv4_power.h"
+#include "io/job_json.h"
+
 typedef struct ctx {
+    fbf_bv4_decoder *d;
     int index;
     const char *type;
+    double ts;
     fbf_error *err;
 } ctx;
 
-static const char *describe(const cJSON *v)
-{
-    if (!v)
-        return "nothing";
-    if (cJSON_IsString(v))
-        return "a string";
-    if (cJSON_IsNumber(v))
-        return isfinite(v->valuedouble) ? "a number" : "an infinite number";
-    if (cJSON_IsBool(v))
-        return "a boolean";
-    if (cJSON_IsNull(v))
-        return "null";
-    if (cJSON_IsArray(v))
-        return "an array";
-    return "an object";
-}
+#define describe fbf_job_json_kind
+#define is_int fbf_job_json_is_int
 
 static int bad(const ctx *c, const char *field, const char *want, const cJSON *got)
 {
-    if (!c->type) /* fbf_bv4_check_job(): the caller names the event */
-        return fbf_errorf(c->err, -EPROTO, "%s: expected %s, got %s", field, want,
-                          describe(got));
     return fbf_errorf(c->err, -EPROTO, "event %d (%s): %s: expected %s, got %s", c->index,
                       c->type, field, want, describe(got));
 }
 
-static const cJSON *get(const cJSON *o, const char *k)
+/* An error of a helper that names its field itself, put in its event. */
+static int within(const ctx *c, int rc, const fbf_error *inner)
 {
-    return fbf_json_get(o, k);
+    return fbf_errorf(c->err, rc, "event %d (%s): %s", c->index, c->type, inner->text);
 }
 
-static bool is_int(const cJSON *v)
-{
-    return cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
-           v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 9e15;
-}
+static const cJSON *get(const cJSON *o, const char *k) { return fbf_json_get(o, k); }
 
 #define NEED(cond, field, want, got)                                                           \
     do {                                                                                       \
@@ -69,99 +57,71 @@ static bool is_int(const cJSON *v)
             return bad(c, field, want, v_);                                                    \
     } while (0)
 
-static int check_begins(const ctx *c, const cJSON *d)
+/* A new event of the message, or NULL when out of memory. */
+static fbf_event *push(const ctx *c, fbf_event_kind kind)
 {
-    const cJSON *nb = get(d, "nb_resources");
-    NEED(is_int(nb) && nb->valuedouble >= 1 && nb->valuedouble <= (double)FBF_IDSET_MAX_ID + 1,
-         "data.nb_resources", "an integer in [1, 2^31]", nb);
-    const cJSON *nc = get(d, "nb_compute_resources");
-    if (nc)
-        NEED(is_int(nc) && nc->valuedouble >= 1 && nc->valuedouble <= nb->valuedouble,
-             "data.nb_compute_resources", "an integer in [1, nb_resources]", nc);
-    OPTIONAL(d, "config", cJSON_IsObject, "data.config", "an object");
-    const cJSON *cr = get(d, "compute_resources");
-    if (!cr)
-        return 0;
-    NEED(cJSON_IsArray(cr), "data.compute_resources", "an array", cr);
-    int n = 0;
-    const cJSON *r;
-    cJSON_ArrayForEach(r, cr)
-    {
-        const cJSON *id = get(r, "id");
-        NEED(cJSON_IsObject(r) && is_int(id) && id->valuedouble >= 0 &&
-                 id->valuedouble < nb->valuedouble,
-             "data.compute_resources[].id", "a resource number below nb_resources",
-             cJSON_IsObject(r) ? id : r);
-        n++;
+    fbf_bv4_decoder *d = c->d;
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 64;
+        fbf_event *ev = realloc(d->ev, cap * sizeof *ev);
+        if (ev)
+            d->ev = ev;
+        const char **t = realloc(d->types, cap * sizeof *t);
+        if (t)
+            d->types = t;
+        if (!ev || !t)
+            return NULL;
+        d->cap = cap;
     }
-    if (n == 0)
-        return fbf_errorf(c->err, -EPROTO, "event %d (%s): data.compute_resources: empty",
-                          c->index, c->type);
-    double want = nc ? nc->valuedouble : nb->valuedouble;
-    if (nc ? n != (int)want : n > (int)want)
-        return fbf_errorf(c->err, -EPROTO,
-                          "event %d (%s): data.compute_resources: %d entries for %s %d",
-                          c->index, c->type, n, nc ? "nb_compute_resources" : "nb_resources",
-                          (int)want);
+    d->types[d->n] = c->type;
+    fbf_event *e = &d->ev[d->n++];
+    e->kind = kind;
+    e->time = c->ts;
+    e->origin = c->index;
+    return e;
+}
+
+#define PUSH(e, kind)                                                                          \
+    do {                                                                                       \
+        if (!((e) = push(c, (kind))))                                                          \
+            return fbf_errorf(c->err, -ENOMEM, "out of memory");                               \
+    } while (0)
+
+static int read_begins(const ctx *c, const cJSON *d)
+{
+    fbf_error inner;
+    int rc = fbf_bv4_begins_read(d, c->d, &inner);
+    if (rc < 0)
+        return within(c, rc, &inner);
+    fbf_event *e;
+    PUSH(e, FBF_EV_SIMULATION_BEGINS);
+    e->u.begins = &c->d->begins;
     return 0;
 }
 
-/* Field names are spelled out only on the error path: this runs for
- * every submission, and formatting them eagerly showed in profiles. */
-static int bad_job_field(const ctx *c, const char *where, const char *field, const char *want,
-                         const cJSON *got)
-{
-    char f[96];
-    snprintf(f, sizeof f, "%s%s%s", where, *where ? "." : "", field);
-    return bad(c, f, want, got);
-}
+/* ---------- jobs ---------- */
 
-static int check_job_desc(const ctx *c, const cJSON *job, const char *where, const char *id)
-{
-    const cJSON *res = get(job, "res");
-    if (!is_int(res))
-        return bad_job_field(c, where, "res", "an integer", res);
-    const cJSON *v = get(job, "walltime");
-    if (v && !cJSON_IsNumber(v))
-        return bad_job_field(c, where, "walltime", "a number", v);
-    v = get(job, "subtime");
-    if (v && !cJSON_IsNumber(v))
-        return bad_job_field(c, where, "subtime", "a number", v);
-    const cJSON *jid = get(job, "id");
-    if (jid && id) {
-        if (!cJSON_IsString(jid))
-            return bad_job_field(c, where, "id", "a string", jid);
-        if (strcmp(jid->valuestring, id) != 0 && !c->type)
-            return fbf_errorf(c->err, -EPROTO, "%s%sid: \"%s\" differs from job_id \"%s\"",
-                              where, *where ? "." : "", jid->valuestring, id);
-        if (strcmp(jid->valuestring, id) != 0)
-            return fbf_errorf(c->err, -EPROTO, "event %d (%s): %s.id: \"%s\" differs from "
-                              "job_id \"%s\"", c->index, c->type, where, jid->valuestring, id);
-    }
-    return 0;
-}
-
-static int check_submitted(const ctx *c, const cJSON *d)
+static int read_submitted(const ctx *c, const cJSON *d)
 {
     const cJSON *id = get(d, "job_id");
     NEED(cJSON_IsString(id), "data.job_id", "a string", id);
     OPTIONAL(d, "profile", cJSON_IsObject, "data.profile", "an object");
-    /* No job: Batsim's Redis form, which the session accepts only with
-     * Redis enabled (io/bv4_fetch.h). */
+    fbf_event *e;
+    PUSH(e, FBF_EV_JOB_SUBMITTED);
+    e->u.submitted.id = id->valuestring;
+    /* No job: Batsim's Redis form; the session reads the store. */
     const cJSON *job = get(d, "job");
+    e->u.submitted.described = job != NULL;
     if (!job)
         return 0;
     NEED(cJSON_IsObject(job), "data.job", "an object (fastbf needs job descriptions)", job);
-    return check_job_desc(c, job, "data.job", id->valuestring);
+    fbf_error inner;
+    int rc = fbf_job_json_read(job, "data.job", id->valuestring, false, &e->u.submitted.desc,
+                               &inner);
+    return rc < 0 ? within(c, rc, &inner) : 0;
 }
 
-int fbf_bv4_check_job(const cJSON *job, const char *id, fbf_error *err)
-{
-    ctx c = {.index = -1, .type = NULL, .err = err};
-    return check_job_desc(&c, job, "", id);
-}
-
-static int check_completed(const ctx *c, const cJSON *d)
+static int read_completed(const ctx *c, const cJSON *d)
 {
     static const char *const states[] = {
         "NOT_SUBMITTED",        "SUBMITTED",          "RUNNING",
@@ -178,7 +138,12 @@ static int check_completed(const ctx *c, const cJSON *d)
         return fbf_errorf(c->err, -EPROTO, "event %d (%s): data.job_state: unknown state \"%s\"",
                           c->index, c->type, st->valuestring);
     OPTIONAL(d, "return_code", is_int, "data.return_code", "an integer");
+    const cJSON *alloc = get(d, "alloc");
     OPTIONAL(d, "alloc", cJSON_IsString, "data.alloc", "an interval set string");
+    fbf_event *e;
+    PUSH(e, FBF_EV_JOB_ENDED);
+    e->u.ended.id = id->valuestring;
+    e->u.ended.alloc = alloc ? alloc->valuestring : NULL;
     return 0;
 }
 
@@ -228,16 +193,48 @@ static int check_progress(const ctx *c, const cJSON *p, char *path, size_t cap, 
     return check_progress(c, task, path, cap, depth + 1);
 }
 
-static int check_killed(const ctx *c, const cJSON *d)
+/* How far a killed job got, down its nested sequences, e.g. "task 2 >
+ * task 3 > 75.0%"; NULL when out of memory. */
+static const char *progress_text(const ctx *c, const cJSON *p)
+{
+    fbf_bv4_decoder *d = c->d;
+    char text[256];
+    size_t len = 0;
+    for (; p && len < sizeof text - 32; p = get(p, "current_task")) {
+        const cJSON *idx = get(p, "current_task_index");
+        const cJSON *pr = get(p, "progress");
+        if (idx && idx->valuedouble < 0)
+            len += (size_t)snprintf(text + len, sizeof text - len, "an unknown point");
+        else if (idx)
+            len += (size_t)snprintf(text + len, sizeof text - len, "task %.0f > ",
+                                    idx->valuedouble);
+        else if (pr)
+            len += (size_t)snprintf(text + len, sizeof text - len, "%.1f%%",
+                                    pr->valuedouble * 100);
+    }
+    if (d->ntexts == d->texts_cap) {
+        size_t cap = d->texts_cap ? 2 * d->texts_cap : 16;
+        char **t = realloc(d->texts, cap * sizeof *t);
+        if (!t)
+            return NULL;
+        d->texts = t;
+        d->texts_cap = cap;
+    }
+    char *copy = strdup(len ? text : "an unknown point");
+    if (copy)
+        d->texts[d->ntexts++] = copy;
+    return copy;
+}
+
+static int read_killed(const ctx *c, const cJSON *d)
 {
     const cJSON *ids = get(d, "job_ids");
     NEED(cJSON_IsArray(ids), "data.job_ids", "an array", ids);
     const cJSON *id;
     cJSON_ArrayForEach(id, ids) NEED(cJSON_IsString(id), "data.job_ids[]", "a string", id);
     const cJSON *prog = get(d, "job_progress");
-    if (!prog)
-        return 0;
-    NEED(cJSON_IsObject(prog), "data.job_progress", "an object", prog);
+    if (prog)
+        NEED(cJSON_IsObject(prog), "data.job_progress", "an object", prog);
     const cJSON *p, *cursor = ids->child;
     cJSON_ArrayForEach(p, prog)
     {
@@ -260,33 +257,76 @@ static int check_killed(const ctx *c, const cJSON *d)
         if (rc < 0)
             return rc;
     }
+    /* One event per job: a job the kill came after (it completed first)
+     * is the session's to skip. */
+    cJSON_ArrayForEach(id, ids)
+    {
+        fbf_event *e;
+        PUSH(e, FBF_EV_JOB_KILLED);
+        e->u.killed.id = id->valuestring;
+        e->u.killed.progress = NULL;
+        const cJSON *pr = c->d->progress_text ? get(prog, id->valuestring) : NULL;
+        if (pr && !(e->u.killed.progress = progress_text(c, pr)))
+            return fbf_errorf(c->err, -ENOMEM, "out of memory");
+    }
     return 0;
 }
 
-static int check_state_changed(const ctx *c, const cJSON *d)
+/* ---------- machines, notifications, queries ---------- */
+
+static int read_state_changed(const ctx *c, const cJSON *d)
 {
+    fbf_bv4_decoder *k = c->d;
     const cJSON *res = get(d, "resources");
     NEED(cJSON_IsString(res), "data.resources", "an interval set string", res);
-    fbf_idset s;
-    fbf_idset_init(&s);
+    if (k->nsets == k->sets_cap) {
+        size_t cap = k->sets_cap ? 2 * k->sets_cap : 8;
+        fbf_idset *s = realloc(k->sets, cap * sizeof *s);
+        if (!s)
+            return fbf_errorf(c->err, -ENOMEM, "out of memory");
+        for (size_t i = k->sets_cap; i < cap; i++)
+            fbf_idset_init(&s[i]);
+        k->sets = s;
+        k->sets_cap = cap;
+    }
+    fbf_idset *set = &k->sets[k->nsets++];
+    fbf_idset_clear(set);
     fbf_error e;
-    int rc = fbf_idset_parse(&s, res->valuestring, &e);
-    fbf_idset_fini(&s);
+    int rc = fbf_idset_parse(set, res->valuestring, &e);
     if (rc < 0)
         return fbf_errorf(c->err, -EPROTO, "event %d (%s): data.resources: %s", c->index,
                           c->type, e.text);
     const cJSON *st = get(d, "state");
     NEED(cJSON_IsString(st) || cJSON_IsNumber(st), "data.state", "a string", st);
+    uint32_t pstate;
+    if ((rc = fbf_bv4_power_pstate(st, &pstate, &e)) < 0)
+        return within(c, rc, &e);
+    fbf_event *ev;
+    PUSH(ev, FBF_EV_STATE_CHANGED);
+    ev->u.state.machines = set;
+    ev->u.state.pstate = pstate;
     return 0;
 }
 
-static int check_notify(const ctx *c, const cJSON *d)
+static int read_notify(const ctx *c, const cJSON *d)
 {
-    NEED(cJSON_IsString(get(d, "type")), "data.type", "a string", get(d, "type"));
+    const cJSON *type = get(d, "type");
+    NEED(cJSON_IsString(type), "data.type", "a string", type);
+    fbf_notice what;
+    if (strcmp(type->valuestring, "no_more_static_job_to_submit") == 0)
+        what = FBF_NOTICE_NO_MORE_STATIC_JOBS;
+    else if (strcmp(type->valuestring, "no_more_external_event_to_occur") == 0)
+        what = FBF_NOTICE_NO_MORE_EXTERNAL_EVENTS;
+    else
+        return fbf_errorf(c->err, -EPROTO, "event %d (%s): data.type: unknown notification "
+                          "\"%s\"", c->index, c->type, type->valuestring);
+    fbf_event *e;
+    PUSH(e, FBF_EV_NOTIFY);
+    e->u.notice = what;
     return 0;
 }
 
-static int check_query(const ctx *c, const cJSON *d)
+static int read_query(const ctx *c, const cJSON *d)
 {
     const cJSON *reqs = get(d, "requests");
     NEED(cJSON_IsObject(reqs), "data.requests", "an object", reqs);
@@ -303,32 +343,61 @@ static int check_query(const ctx *c, const cJSON *d)
         NEED(cJSON_IsString(id), "data.requests.estimate_waiting_time.job_id", "a string", id);
         const cJSON *job = get(r, "job");
         NEED(cJSON_IsObject(job), "data.requests.estimate_waiting_time.job", "an object", job);
-        int rc = check_job_desc(c, job, "data.requests.estimate_waiting_time.job", NULL);
+        fbf_job_desc desc;
+        fbf_error inner;
+        int rc = fbf_job_json_read(job, "data.requests.estimate_waiting_time.job", NULL, false,
+                                   &desc, &inner);
         if (rc < 0)
-            return rc;
+            return within(c, rc, &inner);
+        fbf_event *e;
+        PUSH(e, FBF_EV_QUERY_WAIT);
+        e->u.query.id = id->valuestring;
+        e->u.query.res = desc.res;
+        e->u.query.walltime = desc.walltime;
     }
     return 0;
 }
 
-static int check_nothing(const ctx *c, const cJSON *d) { return 0; }
+static int read_answer(const ctx *c, const cJSON *d)
+{
+    fbf_event *e;
+    PUSH(e, FBF_EV_ENERGY);
+    fbf_error inner;
+    int rc = fbf_bv4_power_energy(d, &e->u.joules, &inner);
+    return rc < 0 ? within(c, rc, &inner) : 0;
+}
 
-typedef struct checker {
+static int read_call(const ctx *c, const cJSON *d)
+{
+    fbf_event *e;
+    PUSH(e, FBF_EV_CALL_DUE);
+    return 0;
+}
+
+static int read_ends(const ctx *c, const cJSON *d)
+{
+    fbf_event *e;
+    PUSH(e, FBF_EV_SIMULATION_ENDS);
+    return 0;
+}
+
+typedef struct reader {
     const char *type;
-    int (*check)(const ctx *c, const cJSON *data);
-} checker;
+    int (*read)(const ctx *c, const cJSON *data);
+} reader;
 
-/* Indexed by fbf_bv4_event; the most frequent first. */
-static const checker checkers[] = {
-    [FBF_BV4_JOB_SUBMITTED] = {"JOB_SUBMITTED", check_submitted},
-    [FBF_BV4_JOB_COMPLETED] = {"JOB_COMPLETED", check_completed},
-    [FBF_BV4_REQUESTED_CALL] = {"REQUESTED_CALL", check_nothing},
-    [FBF_BV4_NOTIFY] = {"NOTIFY", check_notify},
-    [FBF_BV4_JOB_KILLED] = {"JOB_KILLED", check_killed},
-    [FBF_BV4_RESOURCE_STATE_CHANGED] = {"RESOURCE_STATE_CHANGED", check_state_changed},
-    [FBF_BV4_QUERY] = {"QUERY", check_query},
-    [FBF_BV4_ANSWER] = {"ANSWER", check_nothing},
-    [FBF_BV4_SIMULATION_BEGINS] = {"SIMULATION_BEGINS", check_begins},
-    [FBF_BV4_SIMULATION_ENDS] = {"SIMULATION_ENDS", check_nothing},
+/* The most frequent first. */
+static const reader readers[] = {
+    {"JOB_SUBMITTED", read_submitted},
+    {"JOB_COMPLETED", read_completed},
+    {"REQUESTED_CALL", read_call},
+    {"NOTIFY", read_notify},
+    {"JOB_KILLED", read_killed},
+    {"RESOURCE_STATE_CHANGED", read_state_changed},
+    {"QUERY", read_query},
+    {"ANSWER", read_answer},
+    {"SIMULATION_BEGINS", read_begins},
+    {"SIMULATION_ENDS", read_ends},
 };
 
 static const char *const scheduler_only[] = {
@@ -337,9 +406,9 @@ static const char *const scheduler_only[] = {
     "CHANGE_JOB_STATE",
 };
 
-static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *begun,
-                       bool *ended)
+static int read_event(ctx *c, const cJSON *ev)
 {
+    fbf_bv4_decoder *d = c->d;
     if (!cJSON_IsObject(ev))
         return fbf_errorf(c->err, -EPROTO, "event %d: expected an object, got %s", c->index,
                           describe(ev));
@@ -350,35 +419,37 @@ static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *
     c->type = type->valuestring;
     const cJSON *ts = get(ev, "timestamp");
     NEED(cJSON_IsNumber(ts) && isfinite(ts->valuedouble), "timestamp", "a finite number", ts);
-    if (ts->valuedouble > now)
+    if (ts->valuedouble > d->now)
         return fbf_errorf(c->err, -EPROTO, "event %d (%s): timestamp: %.6f is after now %.6f",
-                          c->index, c->type, ts->valuedouble, now);
-    if (ts->valuedouble < *prev)
+                          c->index, c->type, ts->valuedouble, d->now);
+    if (ts->valuedouble < d->prev)
         return fbf_errorf(c->err, -EPROTO,
                           "event %d (%s): timestamp: %.6f is before the previous event's %.6f",
-                          c->index, c->type, ts->valuedouble, *prev);
-    *prev = ts->valuedouble;
+                          c->index, c->type, ts->valuedouble, d->prev);
+    d->prev = c->ts = ts->valuedouble;
     const cJSON *data = get(ev, "data");
     NEED(cJSON_IsObject(data), "data", "an object", data);
 
-    if (*ended)
+    if (d->ended)
         return fbf_errorf(c->err, -EPROTO, "event %d (%s): comes after SIMULATION_ENDS",
                           c->index, c->type);
-    for (size_t i = 0; i < sizeof checkers / sizeof *checkers; i++) {
-        if (strcmp(c->type, checkers[i].type) != 0)
+    for (size_t i = 0; i < sizeof readers / sizeof *readers; i++) {
+        if (strcmp(c->type, readers[i].type) != 0)
             continue;
-        bool is_begin = i == FBF_BV4_SIMULATION_BEGINS;
-        if (is_begin && *begun)
+        bool is_begin = readers[i].read == read_begins;
+        if (is_begin && d->begun)
             return fbf_errorf(c->err, -EPROTO, "event %d (%s): the simulation already began",
                               c->index, c->type);
-        if (!is_begin && !*begun)
+        if (!is_begin && !d->begun)
             return fbf_errorf(c->err, -EPROTO,
                               "event %d (%s): received before SIMULATION_BEGINS", c->index,
                               c->type);
-        *begun = true;
-        *ended = i == FBF_BV4_SIMULATION_ENDS;
-        ((cJSON *)type)->valueint = (int)i; /* see fbf_bv4_event_of() */
-        return checkers[i].check(c, data);
+        d->begun = true;
+        d->ended = readers[i].read == read_ends;
+        /* The type's text lives as long as the tree; the table's is kept
+         * for messages after the tree is gone. */
+        c->type = readers[i].type;
+        return readers[i].read(c, data);
     }
     for (size_t i = 0; i < sizeof scheduler_only / sizeof *scheduler_only; i++)
         if (strcmp(c->type, scheduler_only[i]) == 0)
@@ -390,22 +461,64 @@ static int check_event(ctx *c, const cJSON *ev, double now, double *prev, bool *
                       c->type);
 }
 
-void fbf_bv4_checker_init(fbf_bv4_checker *k, double now, bool begun)
+void fbf_bv4_decoder_init(fbf_bv4_decoder *d, bool progress_text)
 {
-    *k = (fbf_bv4_checker){.now = now, .prev = -INFINITY, .begun = begun, .index = -1};
+    *d = (fbf_bv4_decoder){.progress_text = progress_text};
+    fbf_idset_init(&d->compute);
 }
 
-int fbf_bv4_check_event(fbf_bv4_checker *k, const cJSON *ev, fbf_error *err)
+void fbf_bv4_decoder_drop(fbf_bv4_decoder *d)
 {
-    ctx c = {.index = ++k->index, .type = "message", .err = err};
-    return check_event(&c, ev, k->now, &k->prev, &k->begun, &k->ended);
+    d->n = 0;
+    d->nsets = 0;
+    for (size_t i = 0; i < d->ntexts; i++)
+        free(d->texts[i]);
+    d->ntexts = 0;
 }
 
-int fbf_bv4_checker_end(const fbf_bv4_checker *k, fbf_error *err)
+void fbf_bv4_decoder_fini(fbf_bv4_decoder *d)
 {
-    if (!k->begun)
+    fbf_bv4_decoder_drop(d);
+    free(d->ev);
+    free(d->types);
+    fbf_idset_fini(&d->compute);
+    free(d->state_machines);
+    free(d->states);
+    for (size_t i = 0; i < d->sets_cap; i++)
+        fbf_idset_fini(&d->sets[i]);
+    free(d->sets);
+    free(d->texts);
+}
+
+void fbf_bv4_decoder_start(fbf_bv4_decoder *d, double now, bool begun)
+{
+    fbf_bv4_decoder_drop(d);
+    d->now = now;
+    d->prev = -INFINITY;
+    d->begun = begun;
+    d->ended = false;
+    d->index = -1;
+}
+
+int fbf_bv4_decode_event(fbf_bv4_decoder *d, const cJSON *ev, fbf_error *err)
+{
+    ctx c = {.d = d, .index = ++d->index, .type = "message", .err = err};
+    return read_event(&c, ev);
+}
+
+int fbf_bv4_decoder_end(const fbf_bv4_decoder *d, fbf_error *err)
+{
+    if (!d->begun)
         return fbf_errorf(err, -EPROTO, "message: the first message must hold SIMULATION_BEGINS");
     return 0;
+}
+
+const char *fbf_bv4_decoded_type(const fbf_bv4_decoder *d, long origin)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->ev[i].origin == origin)
+            return d->types[i];
+    return "message";
 }
 
 int fbf_bv4_check_now(const cJSON *now, fbf_error *err)
@@ -416,10 +529,11 @@ int fbf_bv4_check_now(const cJSON *now, fbf_error *err)
     return 0;
 }
 
-int fbf_bv4_check(fbf_json_arena *arena, const char *text, size_t len, bool begun, cJSON **root,
-                  fbf_error *err)
+int fbf_bv4_decode(fbf_bv4_decoder *d, fbf_json_arena *arena, const char *text, size_t len,
+                   bool begun, cJSON **root, fbf_error *err)
 {
     *root = NULL;
+    fbf_bv4_decoder_drop(d);
     const char *end = NULL;
     cJSON *r = fbf_json_arena_parse(arena, text, len, &end);
     if (!r && errno == ENOMEM)
@@ -444,67 +558,19 @@ int fbf_bv4_check(fbf_json_arena *arena, const char *text, size_t len, bool begu
     else if (!cJSON_IsArray(events))
         rc = fbf_errorf(err, -EPROTO, "message: events: expected an array, got %s",
                         describe(events));
-    fbf_bv4_checker k;
     if (rc == 0) {
-        fbf_bv4_checker_init(&k, now->valuedouble, begun);
+        fbf_bv4_decoder_start(d, now->valuedouble, begun);
         const cJSON *ev;
         cJSON_ArrayForEach(ev, events)
         {
-            if ((rc = fbf_bv4_check_event(&k, ev, err)) < 0)
+            if ((rc = fbf_bv4_decode_event(d, ev, err)) < 0)
                 break;
         }
     }
     if (rc == 0)
-        rc = fbf_bv4_checker_end(&k, err);
+        rc = fbf_bv4_decoder_end(d, err);
     if (rc < 0)
         return rc;
     *root = r;
-    return 0;
-}
-
-int fbf_bv4_compute_set(const cJSON *data, fbf_idset *out, fbf_error *err)
-{
-    fbf_idset_clear(out);
-    const cJSON *cr = get(data, "compute_resources");
-    int rc = 0;
-    if (cr) {
-        const cJSON *r;
-        cJSON_ArrayForEach(r, cr)
-        {
-            uint32_t id = (uint32_t)get(r, "id")->valuedouble;
-            if (fbf_idset_contains(out, id))
-                return fbf_errorf(err, -EPROTO,
-                                  "data.compute_resources: id %u listed twice", id);
-            if ((rc = fbf_idset_add_range(out, id, id)) < 0)
-                break;
-        }
-    } else {
-        const cJSON *nc = get(data, "nb_compute_resources");
-        double n = (nc ? nc : get(data, "nb_resources"))->valuedouble;
-        rc = fbf_idset_add_range(out, 0, (uint32_t)n - 1);
-    }
-    return rc < 0 ? fbf_errorf(err, rc, "out of memory") : 0;
-}
-
-int fbf_bv4_queue_answers(const cJSON *data, cJSON *answers, fbf_error *err)
-{
-    const cJSON *r;
-    cJSON_ArrayForEach(r, get(data, "requests"))
-    {
-        const cJSON *job = get(r, "job");
-        const cJSON *wall = get(job, "walltime");
-        cJSON *ev = cJSON_CreateObject();
-        cJSON *d = cJSON_AddObjectToObject(ev, "data");
-        cJSON *est = cJSON_AddObjectToObject(d, "estimate_waiting_time");
-        if (!est || !cJSON_AddNumberToObject(ev, "timestamp", 0) ||
-            !cJSON_AddStringToObject(ev, "type", "ANSWER") ||
-            !cJSON_AddStringToObject(est, "job_id", get(r, "job_id")->valuestring) ||
-            !cJSON_AddNumberToObject(est, "res", get(job, "res")->valuedouble) ||
-            !cJSON_AddNumberToObject(est, "walltime", wall ? wall->valuedouble : -1.0)) {
-            cJSON_Delete(ev);
-            return fbf_errorf(err, -ENOMEM, "out of memory");
-        }
-        cJSON_AddItemToArray(answers, ev);
-    }
     return 0;
 }
