@@ -402,6 +402,16 @@ static void test_options(void **state)
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
         fbf_test_replay_expect(cases[k].args, TIMEOUT_MS, 2, cases[k].needle, false);
+    /* A job id the text protocol cannot carry. */
+    const char *colon = fbf_test_tmp_write(
+        "colon.json", "{\"nb_res\": 2, \"jobs\": [{\"id\": \"a:b\", \"subtime\": 0, "
+                      "\"res\": 1, \"walltime\": 5, \"profile\": \"d\"}], \"profiles\": "
+                      "{\"d\": {\"type\": \"delay\", \"delay\": 1}}}");
+    fbf_test_replay_expect((const char *const[]){"--protocol", "batsim2", "--redis",
+                                                 redis_addr(), "--scheduler", "true", colon,
+                                                 NULL},
+                           TIMEOUT_MS, 2, "job id 'w0!a:b' cannot be sent in the v2 text "
+                           "protocol: it holds ':'", false);
     /* A file that is not a socket is left alone. */
     const char *plain = fbf_test_tmp_write("plain.txt", "keep me\n");
     fbf_test_replay_expect((const char *const[]){"--protocol", "batsim2", "--redis",

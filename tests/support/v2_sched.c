@@ -225,8 +225,10 @@ static bool fcfs(fbf_test_v2s *s, char *m, char **out, bool *end)
         nfree -= (uint32_t)j.res;
         push(&s->run, &s->rn, &s->rcap, j);
     }
-    memmove(s->queue, s->queue + started, (s->qn - started) * sizeof *s->queue);
-    s->qn -= started;
+    if (started) {
+        memmove(s->queue, s->queue + started, (s->qn - started) * sizeof *s->queue);
+        s->qn -= started;
+    }
     if (!started)
         len = (size_t)snprintf(o, cap, "2:%s|%s:N", now, now);
     *out = o;

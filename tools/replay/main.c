@@ -61,6 +61,11 @@ static int run(const fbf_replay_options *o)
     }
     char label[512];
     fbf_transport *tr = NULL;
+    if (o->protocol == FBF_PROTO_BV2 && fbf_v2_check_ids(wl, &err) < 0) {
+        fprintf(stderr, "fastbf-replay: %s: %s\n", wl->path, err.text);
+        fbf_workload_destroy(wl);
+        return FBF_EXIT_INVALID;
+    }
     if (o->protocol == FBF_PROTO_BV2) {
         /* The socket first: its absolute path is the Redis key prefix. A
          * scheduler that goes away must end in a message, not in SIGPIPE. */

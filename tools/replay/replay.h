@@ -382,6 +382,9 @@ void fbf_replay_json_killed(fbf_replay *r, size_t *count, double t, uint32_t kil
 void fbf_v2_event(fbf_replay *r, size_t *count, double t, char stamp);
 /* Machine ids as the protocol writes them: "0-3,8" from n ranges. */
 void fbf_v2_ranges(fbf_jbuf *b, const fbf_range *rg, uint32_t n);
+/* 0, or -EINVAL when a job id holds a byte the text protocol cannot carry
+ * (outside printable ASCII, a space, or one of | : ; = ,). */
+int fbf_v2_check_ids(const fbf_workload *wl, fbf_error *err);
 /* The first message, A, with nb_res already in Redis. */
 void fbf_v2_begins(fbf_replay *r);
 /* Whether the message built ends the simulation: every job submitted and

@@ -63,6 +63,19 @@ void fbf_v2_ranges(fbf_jbuf *b, const fbf_range *rg, uint32_t n)
     }
 }
 
+int fbf_v2_check_ids(const fbf_workload *wl, fbf_error *err)
+{
+    for (size_t i = 0; i < wl->nb_jobs; i++) {
+        const char *id = wl->jobs[i].id;
+        for (const char *c = id; *c; c++)
+            if (*c < 0x21 || *c > 0x7e || strchr("|:;=,", *c))
+                return fbf_errorf(err, -EINVAL, "job id '%.60s' cannot be sent in the v2 text "
+                                  "protocol: it holds '%c' (byte 0x%02x), which the protocol "
+                                  "uses or does not allow", id, *c, (unsigned char)*c);
+    }
+    return 0;
+}
+
 void fbf_v2_begins(fbf_replay *r)
 {
     size_t count = 0;
