@@ -84,7 +84,7 @@ static int64_t batsim_job(fbf_replay *r, const cJSON *v, long ev, const char *ty
     return j;
 }
 
-static void reject(fbf_replay *r, uint32_t ji)
+void fbf_replay_reject_job(fbf_replay *r, uint32_t ji)
 {
     fbf_rjob *j = &r->jobs[ji];
     if (!fbf_replay_grow((void **)&r->unsent, &r->unsent_cap, r->nunsent + 1, sizeof *r->unsent))
@@ -117,7 +117,7 @@ int fbf_replay_reject(fbf_replay *r, const cJSON *data, long ev)
         return fail(r, ev, T, r->wl->jobs[ji].id, "Invalid rejection received: job '%s' cannot "
                     "be rejected at the present time. To be rejected, a job must be submitted "
                     "and not allocated yet.", r->wl->jobs[ji].id);
-    reject(r, (uint32_t)ji);
+    fbf_replay_reject_job(r, (uint32_t)ji);
     return 0;
 }
 

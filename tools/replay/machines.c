@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { M_ON = 0, M_SWITCHING_OFF, M_OFF, M_SWITCHING_ON };
+enum { M_ON = FBF_RM_ON, M_SWITCHING_OFF = FBF_RM_SWITCHING_OFF, M_OFF = FBF_RM_OFF,
+       M_SWITCHING_ON = FBF_RM_SWITCHING_ON };
 static const char *const st_names[] = {"ON", "SWITCHING_OFF", "OFF", "SWITCHING_ON"};
 
 typedef struct group {
@@ -140,6 +141,13 @@ int fbf_machines_set(fbf_replay *r, const cJSON *data, double at, char *why, siz
                 return whyf(why, cap, "data.resources: machine %u is already %s", id,
                             st_names[m->st[id]]);
         }
+    return fbf_machines_apply(r, s, (uint32_t)p, at);
+}
+
+int fbf_machines_apply(fbf_replay *r, const fbf_idset *s, uint32_t pstate, double at)
+{
+    fbf_machines *m = r->mach;
+    bool on = pstate == m->cfg.compute_pstate;
     if (!grow((void **)&m->groups, &m->groups_cap, m->ngroups + 1, sizeof *m->groups) ||
         !grow((void **)&m->ranges, &m->ranges_cap, m->nranges + s->n, sizeof *m->ranges))
         return -ENOMEM;
@@ -151,7 +159,7 @@ int fbf_machines_set(fbf_replay *r, const cJSON *data, double at, char *why, siz
             m->since[id] = at;
         }
     memcpy(m->ranges + m->nranges, s->r, s->n * sizeof *s->r);
-    m->groups[m->ngroups] = (group){m->nranges, s->n, (uint32_t)p, on};
+    m->groups[m->ngroups] = (group){m->nranges, s->n, pstate, on};
     m->nranges += s->n;
     fbf_replay_heap_push(r, at + (on ? m->cfg.on_delay : m->cfg.off_delay), FBF_EV_STATE,
                          (uint32_t)m->ngroups, r->seq++);
@@ -159,9 +167,35 @@ int fbf_machines_set(fbf_replay *r, const cJSON *data, double at, char *why, siz
     return 0;
 }
 
-int fbf_machines_query(fbf_replay *r, const cJSON *data, double at, char *why, size_t cap)
+int fbf_machines_state_of(const fbf_replay *r, uint32_t id)
+{
+    return r->mach->st[id];
+}
+
+const char *fbf_machines_state_name(int state)
+{
+    return st_names[state];
+}
+
+const fbf_energy_config *fbf_machines_config(const fbf_replay *r)
+{
+    return &r->mach->cfg;
+}
+
+int fbf_machines_ask_energy(fbf_replay *r, double at)
 {
     fbf_machines *m = r->mach;
+    if (!grow((void **)&m->answers, &m->answers_cap, m->nanswers + 1, sizeof *m->answers))
+        return -ENOMEM;
+    fbf_energy_totals t;
+    fbf_machines_totals(r, at, &t);
+    m->answers[m->nanswers] = t.joules;
+    fbf_replay_heap_push(r, at, FBF_EV_ANSWER, (uint32_t)m->nanswers++, r->seq++);
+    return 0;
+}
+
+int fbf_machines_query(fbf_replay *r, const cJSON *data, double at, char *why, size_t cap)
+{
     const cJSON *reqs = cJSON_GetObjectItemCaseSensitive(data, "requests");
     if (!cJSON_IsObject(reqs))
         return whyf(why, cap, "field data.requests is missing or not an object");
@@ -169,12 +203,8 @@ int fbf_machines_query(fbf_replay *r, const cJSON *data, double at, char *why, s
         if (strcmp(q->string, "consumed_energy") != 0)
             return whyf(why, cap, "data.requests: unknown request '%.40s' (fastbf-replay "
                         "answers consumed_energy)", q->string);
-        if (!grow((void **)&m->answers, &m->answers_cap, m->nanswers + 1, sizeof *m->answers))
+        if (fbf_machines_ask_energy(r, at) < 0)
             return -ENOMEM;
-        fbf_energy_totals t;
-        fbf_machines_totals(r, at, &t);
-        m->answers[m->nanswers] = t.joules;
-        fbf_replay_heap_push(r, at, FBF_EV_ANSWER, (uint32_t)m->nanswers++, r->seq++);
     }
     return 0;
 }
@@ -193,6 +223,13 @@ void fbf_machines_emit(fbf_replay *r, size_t *count, const fbf_rev *e)
 {
     fbf_machines *m = r->mach;
     fbf_jbuf *b = &r->msg;
+    bool v2 = r->cfg.protocol == FBF_PROTO_BV2;
+    if (e->kind == FBF_EV_ANSWER && v2) {
+        fbf_v2_event(r, count, e->t, 'e'); /* Batsim v2 printed the joules "%f" too */
+        fbf_jbuf_lit(b, ":");
+        fbf_replay_put_f(b, m->answers[e->arg]);
+        return;
+    }
     if (e->kind == FBF_EV_ANSWER) {
         fbf_replay_ev_open(r, count, e->t, "ANSWER");
         fbf_jbuf_lit(b, "{\"consumed_energy\":");
@@ -207,6 +244,14 @@ void fbf_machines_emit(fbf_replay *r, size_t *count, const fbf_rev *e)
             m->st[id] = g->on ? M_ON : M_OFF;
             m->since[id] = e->t;
         }
+    if (v2) { /* p:MIDS=PSTATE, one per P */
+        fbf_v2_event(r, count, e->t, 'p');
+        fbf_jbuf_lit(b, ":");
+        fbf_v2_ranges(b, m->ranges + g->first, g->n);
+        fbf_jbuf_lit(b, "=");
+        fbf_jbuf_int(b, g->pstate);
+        return;
+    }
     fbf_replay_ev_open(r, count, e->t, "RESOURCE_STATE_CHANGED");
     fbf_jbuf_lit(b, "{\"resources\":\"");
     fbf_jbuf_ranges(b, m->ranges + g->first, g->n);

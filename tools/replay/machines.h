@@ -47,6 +47,17 @@ void fbf_machines_destroy(fbf_replay *r);
 
 int fbf_machines_set(fbf_replay *r, const cJSON *data, double at, char *why, size_t cap);
 int fbf_machines_query(fbf_replay *r, const cJSON *data, double at, char *why, size_t cap);
+/* The protocol-free cores of the two above, for a request already checked
+ * (every machine idle ON for the sleep pstate, OFF for the compute one):
+ * the switch of s to pstate from at on, and one consumed_energy answer
+ * at at. 0 or -ENOMEM. */
+int fbf_machines_apply(fbf_replay *r, const fbf_idset *s, uint32_t pstate, double at);
+int fbf_machines_ask_energy(fbf_replay *r, double at);
+/* A machine's state, FBF_RM_*, and its name ("SWITCHING_OFF"). */
+enum { FBF_RM_ON = 0, FBF_RM_SWITCHING_OFF, FBF_RM_OFF, FBF_RM_SWITCHING_ON };
+int fbf_machines_state_of(const fbf_replay *r, uint32_t id);
+const char *fbf_machines_state_name(int state);
+const fbf_energy_config *fbf_machines_config(const fbf_replay *r);
 /* -EPROTO if a machine of the allocation is not ON. */
 int fbf_machines_check_alloc(const fbf_replay *r, const fbf_idset *s, char *why, size_t cap);
 /* The members a machine's properties get in SIMULATION_BEGINS, as Batsim
@@ -55,7 +66,8 @@ int fbf_machines_check_alloc(const fbf_replay *r, const fbf_idset *s, char *why,
  * pstate's, the two virtual pstates' of the switches (numbered after all
  * the others), wattage_off, and sleep_pstates "sleep:off:on". */
 void fbf_machines_properties(const fbf_replay *r, fbf_jbuf *b);
-/* Writes the event of a FBF_EV_STATE or FBF_EV_ANSWER heap entry. */
+/* Writes the event of a FBF_EV_STATE or FBF_EV_ANSWER heap entry
+ * (RESOURCE_STATE_CHANGED / ANSWER, or p / e under --protocol batsim2). */
 void fbf_machines_emit(fbf_replay *r, size_t *count, const fbf_rev *e);
 
 typedef struct fbf_energy_totals {

@@ -11,7 +11,11 @@
  *               REGISTER_JOB, NOTIFY registration_finished /
  *               continue_registration) and of estimate_waiting_time queries
  *   store.c     job descriptions, the config, and Redis mode's keys
- *   main.c      options and wiring
+ *   msg_json.c  the JSON texts of the v4 messages sim.c does not build inline
+ *   v2_message.c, v2_reply.c  --protocol batsim2: the text protocol's
+ *               messages, its Redis keys, and the checking of its replies;
+ *               the simulation (this state, sim.c's loop) is the same
+ *   options.c, main.c  options, and wiring
  *
  * Time model (what Batsim does, without SimGrid): a message carries every
  * event that happened at or before its `now`; `now` is the time of the
@@ -164,8 +168,15 @@ typedef struct fbf_kill_item {
     double progress; /* NAN: the job had completed before the kill */
 } fbf_kill_item;
 
+/* Which side of which protocol the replayer plays. */
+typedef enum fbf_replay_protocol {
+    FBF_PROTO_BV4 = 0, /* Batsim 4.2.1's JSON protocol over ZeroMQ (or in process) */
+    FBF_PROTO_BV2,     /* Batsim v2's text protocol over a Unix socket, jobs in Redis */
+} fbf_replay_protocol;
+
 typedef struct fbf_replay_config {
     uint32_t nb_res;     /* platform size (> 0) */
+    fbf_replay_protocol protocol;
     double livelock_max; /* consecutive call-only messages at one time before giving up */
     bool progress;       /* progress lines on stderr */
     bool dyn_jobs;       /* dynamic-jobs-enabled */
@@ -228,6 +239,8 @@ typedef struct fbf_replay {
     fbf_idset scratch; /* parsed alloc of the current EXECUTE_JOB */
 
     fbf_jbuf msg;      /* the request being built */
+    char *v2_buf;      /* batsim2: the reply being checked, NUL-terminated */
+    size_t v2_cap;
     fbf_json_arena *arena; /* holds the reply being checked (made by the first) */
     uint32_t *store_q; /* Redis mode: jobs the request submits (store.c) */
     size_t nstore, store_cap;
@@ -304,6 +317,11 @@ int fbf_replay_apply_reply(fbf_replay *r, const char *text, size_t len);
 /* Fills r->err with the reply context (event ev of type, job), returns -EPROTO. */
 int fbf_replay_fail(fbf_replay *r, long ev, const char *type, const char *job, const char *fmt,
                     ...) __attribute__((format(printf, 5, 6)));
+/* Starts job ji on the machines of s (exactly its res, free and in range:
+ * the caller checked) at time at: it runs min(runtime, walltime). -EPROTO
+ * with why when it would end past the largest representable time, -ENOMEM. */
+int fbf_replay_start_job(fbf_replay *r, uint32_t ji, const fbf_idset *s, double at, char *why,
+                         size_t cap);
 /* Grows *p to hold need elements of elem bytes; false when out of memory. */
 bool fbf_replay_grow(void **p, size_t *cap, size_t need, size_t elem);
 
@@ -313,6 +331,8 @@ int fbf_replay_reject(fbf_replay *r, const cJSON *data, long ev);
 int fbf_replay_kill(fbf_replay *r, const cJSON *data, long ev, double at);
 int fbf_replay_metadata(fbf_replay *r, const cJSON *data, long ev, double at);
 int fbf_replay_change_state(fbf_replay *r, const cJSON *data, long ev, double at);
+/* Rejects waiting job ji (the caller checked it waits). */
+void fbf_replay_reject_job(fbf_replay *r, uint32_t ji);
 /* Deletes the jobs rejected by the last reply (the next message is out). */
 void fbf_replay_delete_unsent(fbf_replay *r);
 /* Batsim's name of a job's state at time at (JOB_STATE_ less). */
@@ -348,6 +368,34 @@ void fbf_replay_store_queue(fbf_replay *r, uint32_t job);
  * FBF_EXIT_* codes (r->err says why); no-ops when Redis is off. */
 int fbf_replay_store_start(fbf_replay *r);
 int fbf_replay_store_pending(fbf_replay *r);
+
+/* Starts the message at now (sim.c): its head, and the now the scheduler
+ * reads (req_now, req_shown). */
+void fbf_replay_msg_open(fbf_replay *r, double now);
+/* msg_json.c: the v4 messages' texts that sim.c does not build inline. */
+void fbf_replay_json_begins(fbf_replay *r);
+void fbf_replay_json_killed(fbf_replay *r, size_t *count, double t, uint32_t kill);
+
+/* v2_message.c: --protocol batsim2, Batsim's side of the text protocol. */
+#define FBF_V2_VERSION 3 /* the version Batsim's messages carry */
+/* Appends the event "|T:S" (its content, ":..." if any, follows). */
+void fbf_v2_event(fbf_replay *r, size_t *count, double t, char stamp);
+/* Machine ids as the protocol writes them: "0-3,8" from n ranges. */
+void fbf_v2_ranges(fbf_jbuf *b, const fbf_range *rg, uint32_t n);
+/* 0, or -EINVAL when a job id holds a byte the text protocol cannot carry
+ * (outside printable ASCII, a space, or one of | : ; = ,). */
+int fbf_v2_check_ids(const fbf_workload *wl, fbf_error *err);
+/* The first message, A, with nb_res already in Redis. */
+void fbf_v2_begins(fbf_replay *r);
+/* Whether the message built ends the simulation: every job submitted and
+ * done or rejected and nothing pending. Then Z is appended to it. */
+bool fbf_v2_end_due(fbf_replay *r);
+/* Redis: job_<id> and profile_<id> of every job the message submits,
+ * pipelined before it is sent. FBF_EXIT_* (r->err says why). */
+int fbf_v2_store_pending(fbf_replay *r);
+/* v2_reply.c: checks and applies one reply, as Batsim v2 did and more.
+ * 0 or -EPROTO / -ENOMEM (r->err). */
+int fbf_v2_apply_reply(fbf_replay *r, const char *text, size_t len);
 
 /* output.c */
 typedef struct fbf_replay_stats {

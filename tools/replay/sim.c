@@ -99,7 +99,7 @@ int fbf_replay_init(fbf_replay *r, fbf_workload *wl, const fbf_replay_config *cf
     }
     if (cfg->energy && fbf_machines_create(r, cfg->energy) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory for %u machines", cfg->nb_res);
-    if (n == 0) /* nothing to submit: say so at once */
+    if (n == 0 && cfg->protocol == FBF_PROTO_BV4) /* nothing to submit: say so at once */
         fbf_replay_heap_push(r, 0, FBF_EV_NOTIFY, 0, 0);
     if (cfg->external_end >= 0) /* arg 1: the external-events notification */
         fbf_replay_heap_push(r, cfg->external_end, FBF_EV_NOTIFY, 1, r->seq++);
@@ -119,6 +119,7 @@ void fbf_replay_fini(fbf_replay *r)
     free(r->lat);
     free(r->unsent);
     free(r->err_long);
+    free(r->v2_buf);
     fbf_replay_dynamic_fini(r);
     free(r->store_q);
     free(r->profile_stored);
@@ -173,17 +174,23 @@ static void emit_completed(fbf_replay *r, size_t *count, uint32_t job)
 {
     fbf_rjob *j = &r->jobs[job];
     fbf_jbuf *b = &r->msg;
-    fbf_replay_ev_open(r, count, j->end, "JOB_COMPLETED");
-    fbf_jbuf_lit(b, "{\"job_id\":");
-    fbf_jbuf_str(b, r->wl->jobs[job].id);
-    fbf_jbuf_lit(b, ",\"job_state\":\"");
-    fbf_jbuf_raw(b, end_names[j->end_kind], strlen(end_names[j->end_kind]));
-    if (j->end_kind == FBF_END_SUCCESS)
-        fbf_jbuf_lit(b, "\",\"return_code\":0,\"alloc\":\"");
-    else
-        fbf_jbuf_lit(b, "\",\"return_code\":-1,\"alloc\":\"");
-    fbf_replay_alloc_text(r, job, b);
-    fbf_jbuf_lit(b, "\"}}");
+    if (r->cfg.protocol == FBF_PROTO_BV2) { /* C:WLOAD!JOB_ID */
+        fbf_v2_event(r, count, j->end, 'C');
+        fbf_jbuf_lit(b, ":");
+        fbf_jbuf_raw(b, r->wl->jobs[job].id, strlen(r->wl->jobs[job].id));
+    } else {
+        fbf_replay_ev_open(r, count, j->end, "JOB_COMPLETED");
+        fbf_jbuf_lit(b, "{\"job_id\":");
+        fbf_jbuf_str(b, r->wl->jobs[job].id);
+        fbf_jbuf_lit(b, ",\"job_state\":\"");
+        fbf_jbuf_raw(b, end_names[j->end_kind], strlen(end_names[j->end_kind]));
+        if (j->end_kind == FBF_END_SUCCESS)
+            fbf_jbuf_lit(b, "\",\"return_code\":0,\"alloc\":\"");
+        else
+            fbf_jbuf_lit(b, "\",\"return_code\":-1,\"alloc\":\"");
+        fbf_replay_alloc_text(r, job, b);
+        fbf_jbuf_lit(b, "\"}}");
+    }
     release(r, job);
     j->state = FBF_RJ_DONE;
     r->running--;
@@ -196,63 +203,22 @@ static void emit_completed(fbf_replay *r, size_t *count, uint32_t job)
         fbf_replay_drop_profile(r, job);
 }
 
-/* The JOB_COMPLETED of a job a KILL_JOB really killed. */
-static void emit_kill_completed(fbf_replay *r, size_t *count, double t, uint32_t job)
-{
-    fbf_jbuf *b = &r->msg;
-    fbf_replay_ev_open(r, count, t, "JOB_COMPLETED");
-    fbf_jbuf_lit(b, "{\"job_id\":");
-    fbf_jbuf_str(b, r->wl->jobs[job].id);
-    fbf_jbuf_lit(b, ",\"job_state\":\"COMPLETED_KILLED\",\"return_code\":-1,\"alloc\":\"");
-    fbf_replay_alloc_text(r, job, b);
-    fbf_jbuf_lit(b, "\"}}");
-    r->jobs[job].flags &= (uint8_t)~FBF_RJF_UNSENT;
-    if (r->cfg.dyn_jobs)
-        fbf_replay_drop_profile(r, job);
-}
-
-static void emit_killed(fbf_replay *r, size_t *count, double t, uint32_t kill)
-{
-    const fbf_kill *k = &r->kills[kill];
-    fbf_jbuf *b = &r->msg;
-    /* As Batsim: the JOB_COMPLETED of each job really killed, then one
-     * JOB_KILLED with every id and the really killed jobs' progress. */
-    for (uint32_t i = 0; i < k->n; i++)
-        if (!isnan(r->kill_items[k->first + i].progress))
-            emit_kill_completed(r, count, t, r->kill_items[k->first + i].job);
-    fbf_replay_ev_open(r, count, t, "JOB_KILLED");
-    fbf_jbuf_lit(b, "{\"job_ids\":[");
-    for (uint32_t i = 0; i < k->n; i++) {
-        if (i)
-            fbf_jbuf_lit(b, ",");
-        fbf_jbuf_str(b, r->wl->jobs[r->kill_items[k->first + i].job].id);
-    }
-    fbf_jbuf_lit(b, "],\"job_progress\":{");
-    bool first = true;
-    for (uint32_t i = 0; i < k->n; i++) {
-        const fbf_kill_item *it = &r->kill_items[k->first + i];
-        if (isnan(it->progress))
-            continue; /* completed before the kill, or already being killed */
-        const fbf_wl_job *wj = &r->wl->jobs[it->job];
-        if (!first)
-            fbf_jbuf_lit(b, ",");
-        first = false;
-        fbf_jbuf_str(b, wj->id);
-        fbf_jbuf_lit(b, ":{\"profile_name\":");
-        fbf_jbuf_str(b, r->wl->profiles[wj->profile].name);
-        fbf_jbuf_lit(b, ",\"progress\":");
-        fbf_replay_put_f(b, it->progress);
-        fbf_jbuf_lit(b, "}");
-    }
-    fbf_jbuf_lit(b, "}}}");
-}
-
 /* A static submission, or the acknowledgement of a registration (ack: the
  * job already waits since its REGISTER_JOB). */
 static void emit_submitted(fbf_replay *r, size_t *count, uint32_t job, bool ack)
 {
     const fbf_wl_job *wj = &r->wl->jobs[job];
     fbf_jbuf *b = &r->msg;
+    if (r->cfg.protocol == FBF_PROTO_BV2) { /* S:WLOAD!JOB_ID, the job in Redis */
+        fbf_v2_event(r, count, wj->subtime, 'S');
+        fbf_jbuf_lit(b, ":");
+        fbf_jbuf_raw(b, wj->id, strlen(wj->id));
+        fbf_replay_store_queue(r, job);
+        r->jobs[job].state = FBF_RJ_WAITING;
+        r->submitted++;
+        r->waiting++;
+        return;
+    }
     fbf_replay_ev_open(r, count, wj->subtime, "JOB_SUBMITTED");
     fbf_jbuf_lit(b, "{\"job_id\":");
     fbf_jbuf_str(b, wj->id);
@@ -283,18 +249,23 @@ static void emit_submitted(fbf_replay *r, size_t *count, uint32_t job, bool ack)
     r->waiting++;
 }
 
-static void msg_open(fbf_replay *r, double now)
+void fbf_replay_msg_open(fbf_replay *r, double now)
 {
+    bool v2 = r->cfg.protocol == FBF_PROTO_BV2;
     fbf_jbuf_reset(&r->msg);
-    fbf_jbuf_lit(&r->msg, "{\"now\":");
+    if (v2) /* VERSION:TIME (FBF_V2_VERSION), the events follow */
+        fbf_jbuf_lit(&r->msg, "3:");
+    else
+        fbf_jbuf_lit(&r->msg, "{\"now\":");
     size_t at = r->msg.len;
     fbf_replay_put_f(&r->msg, now);
-    fbf_jbuf_lit(&r->msg, ",\"events\":[");
+    size_t n = r->msg.len - at;
+    if (!v2)
+        fbf_jbuf_lit(&r->msg, ",\"events\":[");
     r->req_now = now;
     r->req_shown = now;
     if (now != floor(now) && !r->msg.oom) { /* the value the scheduler reads */
         char t[48];
-        size_t n = r->msg.len - at - 11;
         memcpy(t, r->msg.p + at, n < sizeof t ? n : sizeof t - 1);
         t[n < sizeof t ? n : sizeof t - 1] = '\0';
         r->req_shown = strtod(t, NULL);
@@ -317,7 +288,7 @@ static size_t build_message(fbf_replay *r, bool *calls_only, bool *calls_min)
     if (t == INFINITY)
         return 0;
     double now = t > r->clock ? t : r->clock;
-    msg_open(r, now);
+    fbf_replay_msg_open(r, now);
     size_t count = 0;
     *calls_only = *calls_min = true;
     for (;;) {
@@ -332,7 +303,7 @@ static size_t build_message(fbf_replay *r, bool *calls_only, bool *calls_min)
                    (st == r->heap[0].t && FBF_EV_SUBMITTED < r->heap[0].kind))) {
             emit_submitted(r, &count, next, false);
             *calls_only = false;
-            if (++r->next_sub == n)
+            if (++r->next_sub == n && r->cfg.protocol == FBF_PROTO_BV4)
                 fbf_replay_heap_push(r, st, FBF_EV_NOTIFY, 0, 0);
             continue;
         }
@@ -344,13 +315,17 @@ static size_t build_message(fbf_replay *r, bool *calls_only, bool *calls_min)
             emit_completed(r, &count, e.arg);
             break;
         case FBF_EV_KILLED:
-            emit_killed(r, &count, e.t, e.arg);
+            fbf_replay_json_killed(r, &count, e.t, e.arg);
             break;
         case FBF_EV_ACK:
             emit_submitted(r, &count, e.arg, true);
             break;
         case FBF_EV_CALL:
             *calls_min = *calls_min && e.arg;
+            if (r->cfg.protocol == FBF_PROTO_BV2) { /* the wake-up of an n */
+                fbf_v2_event(r, &count, e.t, 'N');
+                break;
+            }
             fbf_replay_ev_open(r, &count, e.t, "REQUESTED_CALL");
             fbf_jbuf_lit(&r->msg, "{}}");
             break;
@@ -367,74 +342,30 @@ static size_t build_message(fbf_replay *r, bool *calls_only, bool *calls_min)
             break;
         }
     }
+    if (r->cfg.protocol == FBF_PROTO_BV2) {
+        /* As Batsim v2: Z in the message that ends the last job. */
+        if (fbf_v2_end_due(r)) {
+            fbf_v2_event(r, &count, now, 'Z');
+            r->ending = true;
+        }
+        return count;
+    }
     if (r->nqueries)
         fbf_replay_emit_queries(r, &count);
     fbf_jbuf_lit(&r->msg, "]}");
     return count;
 }
 
-static void build_begins(fbf_replay *r)
-{
-    const fbf_workload *wl = r->wl;
-    fbf_jbuf *b = &r->msg;
-    msg_open(r, 0);
-    size_t count = 0;
-    fbf_replay_ev_open(r, &count, 0, "SIMULATION_BEGINS");
-    fbf_jbuf_lit(b, "{\"nb_resources\":");
-    fbf_jbuf_int(b, r->cfg.nb_res);
-    fbf_jbuf_lit(b, ",\"nb_compute_resources\":");
-    fbf_jbuf_int(b, r->cfg.nb_res);
-    fbf_jbuf_lit(b, ",\"nb_storage_resources\":0,\"allow_compute_sharing\":false,"
-                    "\"allow_storage_sharing\":true,\"config\":");
-    fbf_replay_config_json(r, b);
-    fbf_jbuf_lit(b, ",\"compute_resources\":[");
-    for (uint32_t i = 0; i < r->cfg.nb_res; i++) {
-        if (i)
-            fbf_jbuf_lit(b, ",");
-        fbf_jbuf_lit(b, "{\"id\":");
-        fbf_jbuf_int(b, i);
-        fbf_jbuf_lit(b, ",\"name\":\"r");
-        fbf_jbuf_int(b, i);
-        fbf_jbuf_lit(b, "\",\"state\":\"idle\",\"properties\":{\"role\":\"\"");
-        if (r->mach)
-            fbf_machines_properties(r, b);
-        fbf_jbuf_lit(b, "},\"zone_properties\":{}}");
-    }
-    fbf_jbuf_lit(b, "],\"storage_resources\":[],\"workloads\":{");
-    char (*names)[64] = r->wl_names;
-    size_t nn = r->nwl_names = fbf_replay_workload_names(wl, names);
-    for (size_t k = 0; k < nn; k++) {
-        if (k)
-            fbf_jbuf_lit(b, ",");
-        fbf_jbuf_str(b, names[k]);
-        fbf_jbuf_lit(b, ":");
-        fbf_jbuf_str(b, wl->path ? wl->path : "");
-    }
-    fbf_jbuf_lit(b, "},\"profiles\":{");
-    for (size_t k = 0; k < nn; k++) {
-        if (k)
-            fbf_jbuf_lit(b, ",");
-        fbf_jbuf_str(b, names[k]);
-        fbf_jbuf_lit(b, ":{");
-        for (size_t p = 0; p < wl->nb_profiles; p++) {
-            if (p)
-                fbf_jbuf_lit(b, ",");
-            fbf_jbuf_str(b, wl->profiles[p].name);
-            fbf_jbuf_lit(b, ":{\"type\":\"delay\",\"delay\":");
-            fbf_jbuf_num(b, wl->profiles[p].delay);
-            fbf_jbuf_lit(b, "}");
-        }
-        fbf_jbuf_lit(b, "}");
-    }
-    fbf_jbuf_lit(b, "}}}]}");
-}
-
 static void build_ends(fbf_replay *r)
 {
     size_t count = 0;
-    msg_open(r, r->clock);
-    fbf_replay_ev_open(r, &count, r->clock, "SIMULATION_ENDS");
-    fbf_jbuf_lit(&r->msg, "{}}]}");
+    fbf_replay_msg_open(r, r->clock);
+    if (r->cfg.protocol == FBF_PROTO_BV2) {
+        fbf_v2_event(r, &count, r->clock, 'Z');
+    } else {
+        fbf_replay_ev_open(r, &count, r->clock, "SIMULATION_ENDS");
+        fbf_jbuf_lit(&r->msg, "{}}]}");
+    }
     r->ending = true;
 }
 
@@ -445,7 +376,9 @@ static int exchange(fbf_replay *r)
     if (r->msg.oom || r->oom)
         return fbf_errorf(&r->err, -ENOMEM, "out of memory building message #%zu",
                           r->msg_index), FBF_EXIT_INTERNAL;
-    int src = fbf_replay_store_pending(r); /* Redis mode: before the scheduler reads */
+    /* Redis mode: before the scheduler reads */
+    int src = r->cfg.protocol == FBF_PROTO_BV2 ? fbf_v2_store_pending(r)
+                                                : fbf_replay_store_pending(r);
     if (src != FBF_EXIT_OK)
         return src;
     const char *reply;
@@ -470,7 +403,8 @@ static int exchange(fbf_replay *r)
                    terr.text);
         return FBF_EXIT_INVALID;
     }
-    rc = fbf_replay_apply_reply(r, reply, len);
+    rc = r->cfg.protocol == FBF_PROTO_BV2 ? fbf_v2_apply_reply(r, reply, len)
+                                           : fbf_replay_apply_reply(r, reply, len);
     if (rc)
         return rc == -ENOMEM ? FBF_EXIT_INTERNAL : FBF_EXIT_INVALID;
     r->msg_index++;
@@ -520,13 +454,9 @@ static bool events_left(fbf_replay *r)
     return r->heap_n || r->next_sub < r->nb_static;
 }
 
-/* SIMULATION_ENDS, its reply, then the scheduler must exit. */
-static int end_run(fbf_replay *r)
+/* After the reply to the last message: the scheduler must exit. */
+static int finish_run(fbf_replay *r)
 {
-    build_ends(r);
-    int rc = exchange(r);
-    if (rc != FBF_EXIT_OK)
-        return rc;
     r->nsched_work = fbf_transport_counters(r->tr, r->sched_work, FBF_REPLAY_MAX_COUNTERS);
     fbf_error ferr;
     fbf_error_clear(&ferr);
@@ -538,13 +468,24 @@ static int end_run(fbf_replay *r)
     return FBF_EXIT_OK;
 }
 
+/* SIMULATION_ENDS (or Z), its reply, then the scheduler must exit. */
+static int end_run(fbf_replay *r)
+{
+    build_ends(r);
+    int rc = exchange(r);
+    return rc != FBF_EXIT_OK ? rc : finish_run(r);
+}
+
 int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
 {
     r->tr = tr;
     double t0 = fbf_replay_now_s();
     r->progress_last = t0;
     int rc = fbf_replay_store_start(r);
-    build_begins(r);
+    if (r->cfg.protocol == FBF_PROTO_BV2)
+        fbf_v2_begins(r);
+    else
+        fbf_replay_json_begins(r);
     if (rc == FBF_EXIT_OK)
         rc = exchange(r);
     while (rc == FBF_EXIT_OK) {
@@ -581,6 +522,10 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
             r->same_time_calls = 0;
         }
         rc = exchange(r);
+        if (rc == FBF_EXIT_OK && r->ending) { /* batsim2: Z came with the last events */
+            rc = finish_run(r);
+            break;
+        }
     }
     r->wall_total = fbf_replay_now_s() - t0;
     if (r->cfg.progress)

@@ -18,7 +18,8 @@
  * Errors: negative errno codes with one line in err: -ETIMEDOUT (no reply
  * within the timeout), -ECHILD (the spawned scheduler exited; its status is
  * in the text), -EPROTO (the in-process session refused the request),
- * -EIO (ZeroMQ failure), -ENOMEM.
+ * -EIO (ZeroMQ or socket failure), -EPIPE (the scheduler closed its
+ * socket), -EMSGSIZE (a size prefix above the bound), -ENOMEM.
  */
 #ifndef FBF_REPLAY_TRANSPORT_H
 #define FBF_REPLAY_TRANSPORT_H
@@ -82,6 +83,19 @@ fbf_transport *fbf_transport_spawn(const char *cmd, double timeout_s, fbf_error 
 /* The fastbf session in this process (io/bv4_session.h). */
 fbf_transport *fbf_transport_inproc(const fbf_bv4_options *opt, const char *what,
                                     fbf_error *err);
+
+/* Batsim v2's transport: a Unix-domain stream socket this replayer
+ * listens on, size-prefixed messages (transport_unix.c). path NULL: a
+ * fresh one in a temporary directory (removed by destroy); cmd NULL: wait
+ * for any scheduler to connect, else start "/bin/sh -c cmd" with
+ * "{socket}" replaced by the absolute path (or " --socket PATH" appended),
+ * in its own process group as fbf_transport_spawn() does. A reply whose
+ * size prefix is above FBF_TRANSPORT_UNIX_MAX is -EMSGSIZE. */
+#define FBF_TRANSPORT_UNIX_MAX (64u << 20)
+fbf_transport *fbf_transport_unix(const char *cmd, const char *path, double timeout_s,
+                                  fbf_error *err);
+/* Its socket's absolute path (the Redis key prefix, without the ':'). */
+const char *fbf_transport_unix_path(const fbf_transport *t);
 
 /* Replaces every "{endpoint}" in cmd by endpoint, or appends
  * " --endpoint <endpoint>". Returns a malloc'ed string (caller frees). */

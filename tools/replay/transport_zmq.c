@@ -15,13 +15,13 @@
  * after the full --timeout.
  *
  * Invariants: the socket is only touched by the calling thread; reply_msg
- * holds the last reply until the next exchange; child > 0 while a spawned
- * process may still be alive and unreaped, and it does not change while
- * the watcher runs; the watcher shares only inflight_ns, why and (under
- * mu) stop. The signal handler only reads g_child_pgid (sig_atomic_t) and
- * kills that one process group.
+ * holds the last reply until the next exchange; child.pid > 0 while a
+ * spawned process may still be alive and unreaped, and it does not change
+ * while the watcher runs; the watcher shares only inflight_ns, why and
+ * (under mu) stop. Starting and stopping the child: child.c.
  */
 #include "tools/replay/transport.h"
+#include "tools/replay/child.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,8 +42,6 @@
 #include <zmq.h>
 
 #define WATCH_SLICE_MS 100
-#define FINISH_GRACE_S 5.0 /* how long a scheduler may linger after SIMULATION_ENDS */
-#define KILL_GRACE_S 1.0   /* between SIGTERM and SIGKILL */
 
 typedef struct zmq_tr {
     fbf_transport base;
@@ -51,9 +49,7 @@ typedef struct zmq_tr {
     zmq_msg_t reply_msg;
     bool have_reply;
     double timeout_s;
-    pid_t child;      /* 0: none, or reaped */
-    int child_status; /* valid once reaped */
-    bool reaped;
+    fbf_child child;  /* pid 0: none */
     /* The watcher (started by the first exchange). */
     pthread_t watcher;
     bool watching;
@@ -66,82 +62,11 @@ typedef struct zmq_tr {
 
 enum { WHY_NONE, WHY_TIMEOUT, WHY_CHILD };
 
-static volatile sig_atomic_t g_child_pgid;
-
 static long long mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static double mono_s(void) { return (double)mono_ns() * 1e-9; }
-
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
-
-static void describe_status(int status, char *buf, size_t cap)
-{
-    if (WIFEXITED(status))
-        snprintf(buf, cap, "exited with status %d", WEXITSTATUS(status));
-    else if (WIFSIGNALED(status))
-        snprintf(buf, cap, "was killed by signal %d (%s)", WTERMSIG(status),
-                 strsignal(WTERMSIG(status)));
-    else
-        snprintf(buf, cap, "ended with wait status %d", status);
-}
-
-/* True once the child has exited (and is reaped). */
-static bool child_gone(zmq_tr *t)
-{
-    if (t->child <= 0)
-        return true;
-    if (t->reaped)
-        return true;
-    int st;
-    pid_t r = waitpid(t->child, &st, WNOHANG);
-    if (r == t->child || (r < 0 && errno == ECHILD)) {
-        t->reaped = true;
-        t->child_status = r == t->child ? st : 0;
-        g_child_pgid = 0;
-        return true;
-    }
-    return false;
-}
-
-/* Waits up to s seconds for the child to exit. */
-static bool wait_child(zmq_tr *t, double s)
-{
-    double until = mono_s() + s;
-    while (!child_gone(t)) {
-        if (mono_s() >= until)
-            return false;
-        sleep_s(0.01);
-    }
-    return true;
-}
-
-/* SIGTERM to the child's group, then SIGKILL if it does not go. */
-static void kill_child(zmq_tr *t)
-{
-    if (child_gone(t))
-        return;
-    kill(-t->child, SIGTERM);
-    if (!wait_child(t, KILL_GRACE_S)) {
-        kill(-t->child, SIGKILL);
-        wait_child(t, KILL_GRACE_S);
-    }
-}
-
-/* True once the child has exited; it stays waitable (WNOWAIT). */
-static bool child_exited(pid_t pid)
-{
-    siginfo_t si = {0};
-    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
 static void *watch_main(void *arg)
@@ -159,7 +84,7 @@ static void *watch_main(void *arg)
         long long since = atomic_load(&t->inflight_ns);
         if (t->stop || since == 0)
             continue;
-        int why = t->child > 0 && child_exited(t->child) ? WHY_CHILD
+        int why = t->child.pid > 0 && fbf_child_exited(&t->child) ? WHY_CHILD
                   : mono_ns() - since >= limit          ? WHY_TIMEOUT
                                                          : WHY_NONE;
         if (why != WHY_NONE) {
@@ -216,9 +141,9 @@ static int zmq_exchange(fbf_transport *base, const char *req, size_t len, const 
         atomic_store(&t->inflight_ns, 0);
         zmq_msg_close(&t->reply_msg);
         int why = e == ETERM ? atomic_load(&t->why) : WHY_NONE;
-        if (why == WHY_CHILD && child_gone(t)) {
+        if (why == WHY_CHILD && fbf_child_gone(&t->child)) {
             char how[96];
-            describe_status(t->child_status, how, sizeof how);
+            fbf_child_describe(t->child.status, how, sizeof how);
             return fbf_errorf(err, -ECHILD, "the scheduler %s before replying", how);
         }
         if (why != WHY_NONE)
@@ -237,19 +162,7 @@ static int zmq_exchange(fbf_transport *base, const char *req, size_t len, const 
 static int zmq_finish(fbf_transport *base, fbf_error *err)
 {
     zmq_tr *t = (zmq_tr *)base;
-    if (t->child <= 0)
-        return 0;
-    if (!wait_child(t, FINISH_GRACE_S)) {
-        kill_child(t);
-        return fbf_errorf(err, 1,
-                          "the scheduler was still running %g s after SIMULATION_ENDS; killed it",
-                          FINISH_GRACE_S);
-    }
-    if (WIFEXITED(t->child_status) && WEXITSTATUS(t->child_status) == 0)
-        return 0;
-    char how[96];
-    describe_status(t->child_status, how, sizeof how);
-    return fbf_errorf(err, -ECHILD, "the scheduler %s after SIMULATION_ENDS", how);
+    return fbf_child_finish(&t->child, "SIMULATION_ENDS", err);
 }
 
 static void zmq_destroy(fbf_transport *base)
@@ -262,8 +175,8 @@ static void zmq_destroy(fbf_transport *base)
         zmq_close(t->sock);
     if (t->ctx)
         zmq_ctx_term(t->ctx);
-    if (t->child > 0)
-        kill_child(t);
+    if (t->child.pid > 0)
+        fbf_child_kill(&t->child);
     pthread_mutex_destroy(&t->mu);
     pthread_cond_destroy(&t->wake);
     free(t);
@@ -320,33 +233,7 @@ fbf_transport *fbf_transport_connect(const char *endpoint, double timeout_s, fbf
 
 char *fbf_transport_command(const char *cmd, const char *endpoint)
 {
-    static const char key[] = "{endpoint}";
-    const size_t klen = sizeof key - 1, elen = strlen(endpoint);
-    size_t n = 0;
-    for (const char *p = cmd; (p = strstr(p, key)); p += klen)
-        n++;
-    size_t len = strlen(cmd) + (n ? n * elen : elen + 12) + 1;
-    char *out = malloc(len);
-    if (!out)
-        return NULL;
-    if (!n) {
-        snprintf(out, len, "%s --endpoint %s", cmd, endpoint);
-        return out;
-    }
-    char *o = out;
-    for (const char *p = cmd;;) {
-        const char *k = strstr(p, key);
-        size_t seg = k ? (size_t)(k - p) : strlen(p);
-        memcpy(o, p, seg);
-        o += seg;
-        if (!k)
-            break;
-        memcpy(o, endpoint, elen);
-        o += elen;
-        p = k + klen;
-    }
-    *o = '\0';
-    return out;
+    return fbf_child_command(cmd, "{endpoint}", "--endpoint", endpoint);
 }
 
 /* Binds 127.0.0.1:port (0: any) and lets it go: the port bound, or a
@@ -408,15 +295,6 @@ static int free_port(fbf_error *err)
     return port;
 }
 
-static void on_fatal_signal(int sig)
-{
-    pid_t pg = (pid_t)g_child_pgid;
-    if (pg > 0)
-        kill(-pg, SIGTERM);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
 fbf_transport *fbf_transport_spawn(const char *cmd, double timeout_s, fbf_error *err)
 {
     int port = free_port(err);
@@ -434,30 +312,12 @@ fbf_transport *fbf_transport_spawn(const char *cmd, double timeout_s, fbf_error 
         free(full);
         return NULL;
     }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        fbf_errorf(err, -errno, "fork: %s", strerror(errno));
-        free(full);
+    int rc = fbf_child_spawn(&t->child, full, err);
+    free(full);
+    if (rc < 0) {
         zmq_destroy(&t->base);
         return NULL;
     }
-    if (pid == 0) {
-        setpgid(0, 0);
-        dup2(STDERR_FILENO, STDOUT_FILENO);
-        execl("/bin/sh", "sh", "-c", full, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid); /* also here: whichever runs first, the group exists */
-    free(full);
-    t->child = pid;
-    g_child_pgid = pid;
-    struct sigaction sa = {.sa_handler = on_fatal_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    snprintf(t->base.what, sizeof t->base.what, "%s (pid %d)", endpoint, (int)pid);
+    snprintf(t->base.what, sizeof t->base.what, "%s (pid %d)", endpoint, (int)t->child.pid);
     return &t->base;
 }

@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,7 +108,7 @@ static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
     int64_t ji = job_of(r, fbf_json_get(data, "job_id"), ev, T, "job_id");
     if (ji < 0)
         return -EPROTO;
-    fbf_rjob *j = &r->jobs[ji];
+    const fbf_rjob *j = &r->jobs[ji];
     const fbf_wl_job *wj = &r->wl->jobs[ji];
     if (j->state != FBF_RJ_WAITING) {
         char when[40] = "";
@@ -142,6 +143,17 @@ static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
     char why[200];
     if (r->mach && fbf_machines_check_alloc(r, s, why, sizeof why) < 0)
         return fail(r, ev, T, wj->id, "%s", why);
+    int rc = fbf_replay_start_job(r, (uint32_t)ji, s, at, why, sizeof why);
+    if (rc == -ENOMEM)
+        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+    return rc < 0 ? fail(r, ev, T, wj->id, "%s", why) : 0;
+}
+
+int fbf_replay_start_job(fbf_replay *r, uint32_t ji, const fbf_idset *s, double at, char *why,
+                         size_t cap)
+{
+    fbf_rjob *j = &r->jobs[ji];
+    const fbf_wl_job *wj = &r->wl->jobs[ji];
     /* Started this late, a long job would end at infinity: it would never
      * complete, and the run would stop as a deadlock that blames nobody. */
     bool cut = wj->walltime > 0 && wj->runtime > wj->walltime;
@@ -150,15 +162,16 @@ static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
         char a[40], b[40];
         fbf_jbuf_fmt(a, sizeof a, at);
         fbf_jbuf_fmt(b, sizeof b, cut ? wj->walltime : wj->runtime);
-        return fail(r, ev, T, wj->id, "started at %s, the job would run %s s and end past the "
-                    "largest time the replayer can represent", a, b);
+        snprintf(why, cap, "started at %s, the job would run %s s and end past the largest "
+                 "time the replayer can represent", a, b);
+        return -EPROTO;
     }
     if (!grow((void **)&r->ranges, &r->ranges_cap, r->nranges + s->n, sizeof *r->ranges))
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
+        return -ENOMEM;
     memcpy(r->ranges + r->nranges, s->r, s->n * sizeof *s->r);
     for (uint32_t k = 0; k < s->n; k++)
         for (uint32_t id = s->r[k].lo; id <= s->r[k].hi; id++)
-            r->owner[id] = (uint32_t)ji;
+            r->owner[id] = ji;
     j->ranges = r->nranges;
     j->nranges = s->n;
     r->nranges += s->n;
@@ -169,7 +182,7 @@ static int do_execute(fbf_replay *r, const cJSON *data, long ev, double at)
     j->end_kind = cut ? FBF_END_WALLTIME : FBF_END_SUCCESS;
     r->waiting--;
     r->running++;
-    fbf_replay_heap_push(r, j->end, FBF_EV_COMPLETED, (uint32_t)ji, j->start_seq);
+    fbf_replay_heap_push(r, j->end, FBF_EV_COMPLETED, ji, j->start_seq);
     return 0;
 }
 

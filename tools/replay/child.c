@@ -1,0 +1,172 @@
+/*
+ * child: starting, watching and stopping the scheduler process (child.h).
+ */
+#include "tools/replay/child.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KILL_GRACE_S 1.0 /* between SIGTERM and SIGKILL */
+
+/* The group the fatal-signal handler takes down with the replayer. */
+static volatile sig_atomic_t g_child_pgid;
+
+double fbf_child_mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void fbf_child_sleep(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+void fbf_child_describe(int status, char *buf, size_t cap)
+{
+    if (WIFEXITED(status))
+        snprintf(buf, cap, "exited with status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, cap, "was killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, cap, "ended with wait status %d", status);
+}
+
+bool fbf_child_gone(fbf_child *c)
+{
+    if (c->pid <= 0 || c->reaped)
+        return true;
+    int st;
+    pid_t r = waitpid(c->pid, &st, WNOHANG);
+    if (r == c->pid || (r < 0 && errno == ECHILD)) {
+        c->reaped = true;
+        c->status = r == c->pid ? st : 0;
+        g_child_pgid = 0;
+        return true;
+    }
+    return false;
+}
+
+bool fbf_child_exited(const fbf_child *c)
+{
+    /* Reads nothing the owning thread writes: the watcher thread of the
+     * ZeroMQ transport calls this while the caller may reap. */
+    if (c->pid <= 0)
+        return false;
+    siginfo_t si = {0};
+    return waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           si.si_pid == c->pid;
+}
+
+bool fbf_child_wait(fbf_child *c, double s)
+{
+    double until = fbf_child_mono_s() + s;
+    while (!fbf_child_gone(c)) {
+        if (fbf_child_mono_s() >= until)
+            return false;
+        fbf_child_sleep(0.01);
+    }
+    return true;
+}
+
+void fbf_child_kill(fbf_child *c)
+{
+    if (fbf_child_gone(c))
+        return;
+    kill(-c->pid, SIGTERM);
+    if (!fbf_child_wait(c, KILL_GRACE_S)) {
+        kill(-c->pid, SIGKILL);
+        fbf_child_wait(c, KILL_GRACE_S);
+    }
+}
+
+int fbf_child_finish(fbf_child *c, const char *end, fbf_error *err)
+{
+    if (c->pid <= 0)
+        return 0;
+    if (!fbf_child_wait(c, FBF_CHILD_FINISH_S)) {
+        fbf_child_kill(c);
+        return fbf_errorf(err, 1, "the scheduler was still running %g s after %s; killed it",
+                          FBF_CHILD_FINISH_S, end);
+    }
+    if (WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0)
+        return 0;
+    char how[96];
+    fbf_child_describe(c->status, how, sizeof how);
+    return fbf_errorf(err, -ECHILD, "the scheduler %s after %s", how, end);
+}
+
+char *fbf_child_command(const char *cmd, const char *key, const char *flag, const char *value)
+{
+    const size_t klen = strlen(key), vlen = strlen(value);
+    size_t n = 0;
+    for (const char *p = cmd; (p = strstr(p, key)); p += klen)
+        n++;
+    size_t len = strlen(cmd) + (n ? n * vlen : vlen + strlen(flag) + 2) + 1;
+    char *out = malloc(len);
+    if (!out)
+        return NULL;
+    if (!n) {
+        snprintf(out, len, "%s %s %s", cmd, flag, value);
+        return out;
+    }
+    char *o = out;
+    for (const char *p = cmd;;) {
+        const char *k = strstr(p, key);
+        size_t seg = k ? (size_t)(k - p) : strlen(p);
+        memcpy(o, p, seg);
+        o += seg;
+        if (!k)
+            break;
+        memcpy(o, value, vlen);
+        o += vlen;
+        p = k + klen;
+    }
+    *o = '\0';
+    return out;
+}
+
+static void on_fatal_signal(int sig)
+{
+    pid_t pg = (pid_t)g_child_pgid;
+    if (pg > 0)
+        kill(-pg, SIGTERM);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+int fbf_child_spawn(fbf_child *c, const char *cmd, fbf_error *err)
+{
+    *c = (fbf_child){0};
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return fbf_errorf(err, -errno, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        setpgid(0, 0);
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid); /* also here: whichever runs first, the group exists */
+    c->pid = pid;
+    g_child_pgid = pid;
+    struct sigaction sa = {.sa_handler = on_fatal_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    return 0;
+}
