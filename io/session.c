@@ -147,6 +147,39 @@ static int connect_store(fbf_session *s, const fbf_begins *b, fbf_error *err)
     return 0;
 }
 
+/* The platform's size as the store says (Batsim's nb_res key): machines
+ * 0..n-1. */
+static int store_platform(fbf_session *s, fbf_idset *out, fbf_error *err)
+{
+    fbf_bv4_redis_item it = {.name = "nb_res"};
+    fbf_error inner;
+    int rc = fbf_bv4_redis_get(s->store, FBF_BV4_REDIS_PLAIN, &it, 1, &inner);
+    if (rc < 0)
+        return fbf_errorf(err, rc, "%s", inner.text);
+    char key[160];
+    fbf_bv4_redis_key(s->store, FBF_BV4_REDIS_PLAIN, "nb_res", key, sizeof key);
+    if (!it.value)
+        return fbf_errorf(err, -EPROTO, "Redis key \"%s\" does not exist (the platform's size)",
+                          key);
+    char text[24];
+    unsigned long long n = 0;
+    size_t len = it.len < sizeof text ? it.len : sizeof text - 1;
+    memcpy(text, it.value, len);
+    text[len] = '\0';
+    bool ok = it.len > 0 && it.len < sizeof text;
+    for (size_t i = 0; ok && i < len; i++) {
+        ok = text[i] >= '0' && text[i] <= '9';
+        n = n * 10 + (unsigned long long)(text[i] - '0');
+    }
+    fbf_bv4_redis_release(s->store);
+    if (!ok || n < 1 || n > (unsigned long long)FBF_IDSET_MAX_ID + 1)
+        return fbf_errorf(err, -EPROTO, "Redis key \"%s\": expected a number of machines in "
+                          "[1, 2^31], got \"%s%s\"", key, text, it.len >= sizeof text ? "..." : "");
+    return fbf_idset_add_range(out, 0, (uint32_t)(n - 1)) < 0
+               ? fbf_errorf(err, -ENOMEM, "out of memory")
+               : 0;
+}
+
 static int on_begins(fbf_session *s, const fbf_event *ev, fbf_error *err)
 {
     const fbf_begins *b = ev->u.begins;
@@ -168,10 +201,26 @@ static int on_begins(fbf_session *s, const fbf_event *ev, fbf_error *err)
             return fault(s, o, FBF_FIELD_NONE, rc);
     }
     fbf_power_config power = s->opt.power ? *s->opt.power : fbf_power_config_default();
-    if ((rc = choose_pstates(s, b, &power, err)) < 0 ||
+    fbf_idset sized;
+    fbf_idset_init(&sized);
+    const fbf_idset *compute = b->compute;
+    if (!compute) {
+        if (!s->store)
+            rc = fbf_errorf(err, -EINVAL, "no platform: its size is the store's, and there is "
+                            "no store");
+        else
+            rc = store_platform(s, &sized, err);
+        compute = &sized;
+    } else {
+        rc = 0;
+    }
+    if (rc < 0 || (rc = choose_pstates(s, b, &power, err)) < 0 ||
         (rc = fbf_engine_set_power(s->engine, &power, err)) < 0 ||
-        (rc = fbf_engine_set_platform(s->engine, b->compute, err)) < 0)
+        (rc = fbf_engine_set_platform(s->engine, compute, err)) < 0) {
+        fbf_idset_fini(&sized);
         return fault(s, o, FBF_FIELD_NONE, rc);
+    }
+    fbf_idset_fini(&sized);
     for (size_t i = 0; i < b->nb_states; i++) {
         fbf_error inner;
         rc = fbf_engine_set_machine_state(s->engine, b->state_machines[i], b->states[i],
@@ -273,6 +322,7 @@ static int on_submitted(fbf_session *s, const fbf_event *ev, size_t left, fbf_er
             return rc;
         d = s->pre.descs[s->pre.next++];
     }
+    s->jobs_since_query = true;
     fbf_error inner;
     int rc = fbf_engine_submit(s->engine, id, isnan(d.subtime) ? ev->time : d.subtime, d.res,
                                d.walltime, &inner);

@@ -74,7 +74,8 @@ typedef enum fbf_notice {
 
 /* The platform and the peer's configuration, at the first event. */
 typedef struct fbf_begins {
-    const fbf_idset *compute; /* the compute machines */
+    /* The compute machines; NULL: 0..n-1, n being the store's nb_res. */
+    const fbf_idset *compute;
     /* Initial states (NULL: all ON): nb_states pairs. */
     const uint32_t *state_machines;
     const fbf_machine_state *states;
@@ -148,6 +149,10 @@ typedef struct fbf_session_options {
      * sooner than now + call_margin + call_per_event x (decisions before
      * it, the kills of a reply counting once) is asked for then. */
     double call_margin, call_per_event;
+    /* The peer never says that its last job was submitted (v2): the
+     * energy query goes out whenever nothing waits or runs any more after
+     * jobs came. */
+    bool no_end_notice;
 } fbf_session_options;
 
 typedef struct fbf_session fbf_session;
@@ -170,6 +175,18 @@ typedef struct fbf_session_fault {
     long index;
     fbf_session_field field;
 } fbf_session_fault;
+
+/* Where a transport's I/O thread's time went, for a user who asks whether
+ * the scheduler or its peer sets the pace: the time between receiving a
+ * request and having its reply ready, over all requests and for the first
+ * alone (the simulation's beginning, with the platform; often the
+ * largest). The rest of the run is spent in the transport and waiting for
+ * the peer. */
+typedef struct fbf_serve_stats {
+    unsigned long messages;
+    double handling_s;
+    double first_s;
+} fbf_serve_stats;
 
 fbf_session *fbf_session_create(const fbf_session_options *opt, fbf_error *err);
 void fbf_session_destroy(fbf_session *s);

@@ -40,6 +40,7 @@ struct fbf_session {
     fbf_wait_query *queries;
     size_t nqueries, qcap;
     bool query_due, final_query; /* query_energy */
+    bool jobs_since_query;       /* query_energy without the end's notice */
     double energy; /* the last consumed energy answered, NAN before */
     unsigned long nb_points;
     fbf_session_fault fault;

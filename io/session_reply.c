@@ -191,8 +191,12 @@ int fbf_session_decide(fbf_session *s, const fbf_out **outs, size_t *n, fbf_erro
                 o->text = "registration_finished";
             s->notified_registration = true;
         }
-        bool idle = s->no_more_static && !fbf_engine_nb_waiting(s->engine) &&
-                    !fbf_engine_nb_running(s->engine) && !s->final_query;
+        /* Without the peer's notice, each time the jobs that came are all
+         * done; with it, once, when the last ones are. */
+        bool done = !fbf_engine_nb_waiting(s->engine) && !fbf_engine_nb_running(s->engine);
+        bool idle = done && (s->opt.no_end_notice ? s->jobs_since_query
+                                                  : s->no_more_static && !s->final_query);
+        s->jobs_since_query &= !idle;
         if (s->opt.query_energy && (s->query_due || idle)) {
             add(s, &c, FBF_OUT_QUERY_ENERGY);
             s->query_due = false;

@@ -134,7 +134,7 @@ static double mono_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_zmq_stats *st,
+static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_serve_stats *st,
                       fbf_error *err)
 {
     zmq_msg_t msg;
@@ -195,11 +195,11 @@ static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_zmq_stats *s
     return rc;
 }
 
-int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_zmq_stats *stats,
+int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_serve_stats *stats,
                   fbf_error *err)
 {
     if (stats)
-        *stats = (fbf_zmq_stats){0};
+        *stats = (fbf_serve_stats){0};
     void *zctx = zmq_ctx_new();
     void *sock = zctx ? zmq_socket(zctx, ZMQ_REP) : NULL;
     int rc;

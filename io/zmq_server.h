@@ -15,24 +15,15 @@
 
 #include "engine/error.h"
 #include "io/bv4_session.h"
+#include "io/session.h"
 
 /* Default endpoint: what Batsim connects to (tcp://localhost:28000). */
 #define FBF_ZMQ_DEFAULT_ENDPOINT "tcp://*:28000"
 
-/* Where the I/O thread's time went, for a user who asks whether the
- * scheduler or its peer sets the pace: the time between receiving a
- * request and having its reply ready, over all requests and for the first
- * alone (SIMULATION_BEGINS, with the platform; often the largest). The
- * rest of the run is spent in ZeroMQ and waiting for the peer. */
-typedef struct fbf_zmq_stats {
-    unsigned long messages;
-    double handling_s;
-    double first_s;
-} fbf_zmq_stats;
 
 /* stats (NULL: not wanted, and nothing is timed) is filled in whatever the
  * outcome. */
-int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_zmq_stats *stats,
+int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_serve_stats *stats,
                   fbf_error *err);
 
 #endif

@@ -1,8 +1,9 @@
 /*
- * fastbf: the decision process. Parses the command line, builds a Batsim
- * v4 session with the chosen policy and serves it over ZeroMQ.
+ * fastbf: the decision process. Parses the command line, builds a session
+ * with the chosen policy and serves it: Batsim v4 over ZeroMQ (the
+ * default), or the Batsim v2 text protocol over Batsim's Unix socket.
  *
- * Exit codes: 0 after SIMULATION_ENDS, 1 on a protocol violation or a
+ * Exit codes: 0 after the simulation's end, 1 on a protocol violation or a
  * transport failure (one line on stderr says what), 2 on a bad command
  * line or a --register-workload file that cannot be read or registered.
  */
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "io/bv2_client.h"
+#include "io/bv2_frame.h"
 #include "io/bv4_register.h"
 #include "io/bv4_session.h"
 #include "io/zmq_server.h"
@@ -26,7 +29,10 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: fastbf [--policy NAME] [--reservation-depth K] [--endpoint URL]\n"
+            "usage: fastbf [--policy NAME] [--reservation-depth K]\n"
+            "              [--protocol batsim4] [--endpoint URL]\n"
+            "              [--protocol batsim2 --socket PATH [--redis-host H]\n"
+            "               [--redis-port P] [--max-message BYTES]]\n"
             "              [--workers N] [--kill-after SECONDS] [--max-wait SECONDS]\n"
             "              [--tag-starts] [--stats] [--verbose]\n"
             "              [--register-workload FILE [--register-pause SECONDS]]\n"
@@ -34,7 +40,8 @@ static void usage(FILE *out)
             "               [--sleep-pstate N] [--compute-pstate M]] [--query-energy]\n"
             "       fastbf --help | --version\n"
             "\n"
-            "A Batsim v4 decision process (JSON protocol over a ZeroMQ REP socket).\n"
+            "A Batsim decision process: the v4 JSON protocol over a ZeroMQ REP socket, or\n"
+            "the v2 text protocol over Batsim's Unix socket with job data in Redis.\n"
             "\n"
             "  --policy NAME            scheduling policy (default: easy):\n");
     for (const fbf_policy_entry *e = fbf_policy_list(); e->name; e++)
@@ -43,7 +50,14 @@ static void usage(FILE *out)
             "  --reservation-depth K    backfilling: how many waiting jobs hold a reservation\n"
             "                           (easy: 1, conservative: unlimited; K >= 1 or\n"
             "                           'unlimited')\n"
-            "  --endpoint URL           ZeroMQ endpoint to bind (default: %s)\n"
+            "  --protocol NAME          batsim4 (default) or batsim2\n"
+            "  --endpoint URL           batsim4: ZeroMQ endpoint to bind (default: %s)\n"
+            "  --socket PATH            batsim2: the Unix socket Batsim listens on; job data\n"
+            "                           is read from Redis under '<absolute PATH>:'\n"
+            "  --redis-host H, --redis-port P  batsim2: Batsim's Redis server (default:\n"
+            "                           127.0.0.1 and 6379)\n"
+            "  --max-message BYTES      batsim2: refuse a message announced larger (default:\n"
+            "                           64 MiB)\n"
             "  --workers N              worker threads over which waiting jobs are\n"
             "                           partitioned (default: 1; decisions do not depend on N)\n"
             "  --kill-after SECONDS     kill every job this long after it starts (KILL_JOB),\n"
@@ -160,6 +174,11 @@ int main(int argc, char **argv)
         {"sleep-pstate", required_argument, NULL, 'S'},
         {"compute-pstate", required_argument, NULL, 'C'},
         {"query-energy", no_argument, NULL, 'Q'},
+        {"protocol", required_argument, NULL, 'X'},
+        {"socket", required_argument, NULL, 'U'},
+        {"redis-host", required_argument, NULL, 'H'},
+        {"redis-port", required_argument, NULL, 'R'},
+        {"max-message", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -172,12 +191,29 @@ int main(int argc, char **argv)
     fbf_power_config power = fbf_power_config_default();
     bool query_energy = false, power_set = false, sleep_given = false, compute_given = false;
     long long pstate;
+    const char *protocol = "batsim4", *socket_path = NULL, *redis_host = "127.0.0.1";
+    long long redis_port = 6379, max_message = (long long)FBF_BV2_FRAME_MAX_DEFAULT;
+    bool endpoint_given = false, v2_only = false;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
         switch (c) {
         case 'p': policy = optarg; break;
         case 'd': depth_arg = optarg; break;
-        case 'e': endpoint = optarg; break;
+        case 'e': endpoint = optarg; endpoint_given = true; break;
+        case 'X': protocol = optarg; break;
+        case 'U': socket_path = optarg; v2_only = true; break;
+        case 'H': redis_host = optarg; v2_only = true; break;
+        case 'R':
+            if (!parse_count(optarg, 1, 65535, &redis_port))
+                return bad_usage("--redis-port: '%s' is not a port from 1 to 65535", optarg);
+            v2_only = true;
+            break;
+        case 'M':
+            if (!parse_count(optarg, 16, UINT32_MAX, &max_message))
+                return bad_usage("--max-message: '%s' is not a number of bytes from 16 to "
+                                 "4294967295", optarg);
+            v2_only = true;
+            break;
         case 'w':
             if (!parse_count(optarg, 1, 256, &workers))
                 return bad_usage("--workers: '%s' is not a number from 1 to 256", optarg);
@@ -245,6 +281,19 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         return bad_usage("unexpected argument '%s'", argv[optind]);
+    bool v2 = strcmp(protocol, "batsim2") == 0;
+    if (!v2 && strcmp(protocol, "batsim4") != 0)
+        return bad_usage("--protocol: '%s' is not batsim4 or batsim2", protocol);
+    if (!v2 && v2_only)
+        return bad_usage("%s", "--socket, --redis-host, --redis-port and --max-message go "
+                               "with --protocol batsim2");
+    if (v2 && !socket_path)
+        return bad_usage("%s", "--protocol batsim2 needs --socket PATH (Batsim's socket)");
+    if (v2 && endpoint_given)
+        return bad_usage("%s", "--endpoint is Batsim v4's (ZeroMQ); batsim2 takes --socket");
+    if (v2 && (kill_after > 0 || tag_starts || reg_path))
+        return bad_usage("%s", "--kill-after, --tag-starts and --register-workload need Batsim "
+                               "v4: the v2 text protocol has no kill, metadata or registration");
 
     if (power_set && power.sleep_pstate == power.compute_pstate)
         return bad_usage("--sleep-pstate and --compute-pstate must differ%s", "");
@@ -276,12 +325,13 @@ int main(int argc, char **argv)
     /* A write to a dead pipe must be an error, not a silent death. */
     signal(SIGPIPE, SIG_IGN);
 
+    fbf_engine_config ecfg = {.policy = pe->ops,
+                              .reservation_depth = depth,
+                              .workers = (unsigned)workers,
+                              .kill_after = kill_after,
+                              .max_wait = max_wait};
     fbf_bv4_options o = {
-        .engine = {.policy = pe->ops,
-                   .reservation_depth = depth,
-                   .workers = (unsigned)workers,
-                   .kill_after = kill_after,
-                   .max_wait = max_wait},
+        .engine = ecfg,
         .log = verbose ? stderr : NULL,
         .tag_starts = tag_starts,
         .submitter = reg,
@@ -290,34 +340,56 @@ int main(int argc, char **argv)
         .compute_pstate_given = compute_given,
         .query_energy = query_energy,
     };
-    fbf_bv4_session *s = fbf_bv4_session_create(&o, &err);
-    if (!s) {
+    fbf_bv4_session *s = NULL;
+    fbf_bv2_client *c = NULL;
+    if (v2) {
+        fbf_bv2_options o2 = {
+            .session = {.engine = ecfg,
+                        .log = o.log,
+                        .power = &power,
+                        .sleep_pstate_given = sleep_given,
+                        .compute_pstate_given = compute_given,
+                        .query_energy = query_energy},
+            .socket = socket_path,
+            .redis_host = redis_host,
+            .redis_port = (int)redis_port,
+            .max_message = (size_t)max_message,
+            .connect_timeout_s = 30,
+        };
+        c = fbf_bv2_client_create(&o2, &err);
+    } else {
+        s = fbf_bv4_session_create(&o, &err);
+    }
+    if (!s && !c) {
         fprintf(stderr, "fastbf: %s\n", err.text);
         fbf_bv4_register_destroy(reg);
         return 1;
     }
+    fbf_engine *e = v2 ? fbf_bv2_client_engine(c) : fbf_bv4_session_engine(s);
     long start_kib = -1;
     if (verbose) {
         start_kib = fbf_memstat_settled_rss_kib();
-        fprintf(stderr, "fastbf: policy %s, depth %lld, %lld workers, listening on %s\n",
-                pe->name, depth == FBF_DEPTH_UNLIMITED ? -1LL : depth, workers, endpoint);
+        fprintf(stderr, "fastbf: policy %s, depth %lld, %lld workers, %s %s\n", pe->name,
+                depth == FBF_DEPTH_UNLIMITED ? -1LL : depth, workers,
+                v2 ? "Batsim v2 at" : "listening on", v2 ? fbf_bv2_client_socket(c) : endpoint);
     }
-    fbf_zmq_stats st = {0};
+    fbf_serve_stats st = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = fbf_zmq_serve(endpoint, s, stats || verbose ? &st : NULL, &err);
+    int rc = v2 ? fbf_bv2_client_serve(c, stats || verbose ? &st : NULL, &err)
+                : fbf_zmq_serve(endpoint, s, stats || verbose ? &st : NULL, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (st.messages)
         fprintf(stderr,
                 "fastbf: %lu messages answered in %.6f s (%.2f us each; the first in %.6f s) "
-                "of %.6f s served; the rest in ZeroMQ and waiting for Batsim\n",
+                "of %.6f s served; the rest in %s and waiting for Batsim\n",
                 st.messages, st.handling_s, st.handling_s / (double)st.messages * 1e6,
                 st.first_s,
-                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
+                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9,
+                v2 ? "the socket" : "ZeroMQ");
     if (verbose && rc == 0) {
         /* What the jobs still known cost to hold: the benchmarks read this
          * line (bench/run_case.py). */
-        fbf_engine *e = fbf_bv4_session_engine(s);
         fprintf(stderr,
                 "fastbf: memory at the end: %ld KiB resident with %zu jobs waiting and %zu "
                 "running, %ld KiB at the start (free pages returned to the system first)\n",
@@ -327,6 +399,7 @@ int main(int argc, char **argv)
         fbf_counters_print(stderr, "fastbf: policy work:", work,
                            fbf_engine_policy_counters(e, work, sizeof work / sizeof work[0]));
     }
+    fbf_bv2_client_destroy(c);
     fbf_bv4_session_destroy(s);
     fbf_bv4_register_destroy(reg);
     if (rc < 0) {
