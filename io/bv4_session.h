@@ -38,7 +38,7 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
-#include "io/bv4_register.h"
+#include "io/submitter.h"
 
 typedef struct fbf_bv4_session fbf_bv4_session;
 
@@ -51,10 +51,10 @@ typedef struct fbf_bv4_options {
      * conservative reservation came due at T). */
     bool tag_starts;
     /* Borrowed, NULL for none: jobs fastbf registers itself (submitter
-     * mode, io/bv4_register.h). Without it, fastbf registers nothing and
+     * mode, io/submitter.h). Without it, fastbf registers nothing and
      * sends NOTIFY registration_finished at once when Batsim's dynamic
      * jobs are enabled. */
-    fbf_bv4_register *submitter;
+    fbf_submitter *submitter;
     /* Machine states and energy saving (engine/power.h, io/bv4_power.h);
      * NULL: defaults, no saving. */
     const fbf_power_config *power;

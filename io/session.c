@@ -49,7 +49,7 @@ void fbf_session_destroy(fbf_session *s)
     if (!s)
         return;
     fbf_engine_destroy(s->engine);
-    fbf_bv4_redis_destroy(s->store);
+    fbf_store_destroy(s->store);
     free(s->pre.items);
     free(s->pre.origins);
     free(s->pre.descs);
@@ -82,7 +82,7 @@ int fbf_session_open(fbf_session *s, double now, fbf_error *err)
     drop_queries(s);
     s->pre.n = s->pre.next = 0;
     if (s->store)
-        fbf_bv4_redis_release(s->store);
+        fbf_store_release(s->store);
     fbf_error inner;
     int rc = fbf_engine_begin(s->engine, now, &inner);
     if (rc < 0)
@@ -136,14 +136,14 @@ static int choose_pstates(fbf_session *s, const fbf_begins *b, fbf_power_config 
 
 static int connect_store(fbf_session *s, const fbf_begins *b, fbf_error *err)
 {
-    s->store = fbf_bv4_redis_connect(b->store.host ? b->store.host : "127.0.0.1",
+    s->store = fbf_store_connect(b->store.host ? b->store.host : "127.0.0.1",
                                      b->store.port ? b->store.port : 6379, b->store.prefix,
                                      STORE_TIMEOUT_S, err);
     if (!s->store)
         return -ECONNREFUSED;
     if (s->opt.log)
         fprintf(s->opt.log, "fastbf: Redis mode: job descriptions from %s, prefix \"%s\"\n",
-                fbf_bv4_redis_where(s->store), fbf_bv4_redis_prefix(s->store));
+                fbf_store_where(s->store), fbf_store_prefix(s->store));
     return 0;
 }
 
@@ -151,13 +151,13 @@ static int connect_store(fbf_session *s, const fbf_begins *b, fbf_error *err)
  * 0..n-1. */
 static int store_platform(fbf_session *s, fbf_idset *out, fbf_error *err)
 {
-    fbf_bv4_redis_item it = {.name = "nb_res"};
+    fbf_store_item it = {.name = "nb_res"};
     fbf_error inner;
-    int rc = fbf_bv4_redis_get(s->store, FBF_BV4_REDIS_PLAIN, &it, 1, &inner);
+    int rc = fbf_store_get(s->store, FBF_STORE_PLAIN, &it, 1, &inner);
     if (rc < 0)
         return fbf_errorf(err, rc, "%s", inner.text);
     char key[160];
-    fbf_bv4_redis_key(s->store, FBF_BV4_REDIS_PLAIN, "nb_res", key, sizeof key);
+    fbf_store_key(s->store, FBF_STORE_PLAIN, "nb_res", key, sizeof key);
     if (!it.value)
         return fbf_errorf(err, -EPROTO, "Redis key \"%s\" does not exist (the platform's size)",
                           key);
@@ -171,7 +171,7 @@ static int store_platform(fbf_session *s, fbf_idset *out, fbf_error *err)
         ok = text[i] >= '0' && text[i] <= '9';
         n = n * 10 + (unsigned long long)(text[i] - '0');
     }
-    fbf_bv4_redis_release(s->store);
+    fbf_store_release(s->store);
     if (!ok || n < 1 || n > (unsigned long long)FBF_IDSET_MAX_ID + 1)
         return fbf_errorf(err, -EPROTO, "Redis key \"%s\": expected a number of machines in "
                           "[1, 2^31], got \"%s%s\"", key, text, it.len >= sizeof text ? "..." : "");
@@ -189,14 +189,14 @@ static int on_begins(fbf_session *s, const fbf_event *ev, fbf_error *err)
     if (b->store.enabled && (rc = connect_store(s, b, err)) < 0)
         return fault(s, o, FBF_FIELD_NONE, rc);
     s->dynamic_jobs = b->dynamic_jobs;
-    fbf_bv4_register *sub = s->opt.submitter;
+    fbf_submitter *sub = s->opt.submitter;
     if (sub) {
         /* Registered jobs' descriptions go to the store when there is one. */
-        fbf_bv4_register_use_store(sub, s->store);
-        rc = fbf_bv4_register_configure(sub, b->dynamic_jobs, b->dynamic_acks,
+        fbf_submitter_use_store(sub, s->store);
+        rc = fbf_submitter_configure(sub, b->dynamic_jobs, b->dynamic_acks,
                                         b->profile_reuse, err);
         if (rc == 0)
-            rc = fbf_bv4_register_known_profiles(sub, b->known_profiles, err);
+            rc = fbf_submitter_known_profiles(sub, b->known_profiles, err);
         if (rc < 0)
             return fault(s, o, FBF_FIELD_NONE, rc);
     }
@@ -239,7 +239,7 @@ static int on_begins(fbf_session *s, const fbf_event *ev, fbf_error *err)
 static int prefetch_grow(fbf_prefetch *p)
 {
     size_t cap = p->cap ? 2 * p->cap : 64;
-    fbf_bv4_redis_item *it = realloc(p->items, cap * sizeof *it);
+    fbf_store_item *it = realloc(p->items, cap * sizeof *it);
     if (it)
         p->items = it;
     long *o = realloc(p->origins, cap * sizeof *o);
@@ -257,9 +257,9 @@ static int prefetch_grow(fbf_prefetch *p)
 /* Reads and checks the description of prefetched job i. */
 static int take(fbf_session *s, size_t i, fbf_error *err)
 {
-    const fbf_bv4_redis_item *it = &s->pre.items[i];
+    const fbf_store_item *it = &s->pre.items[i];
     char key[160];
-    fbf_bv4_redis_key(s->store, FBF_BV4_REDIS_JOB, it->name, key, sizeof key);
+    fbf_store_key(s->store, FBF_STORE_JOB, it->name, key, sizeof key);
     if (!it->value)
         return fbf_errorf(err, -EPROTO, "Redis key \"%s\" does not exist (job %s has no "
                           "description)", key, it->name);
@@ -292,17 +292,17 @@ static int prefetch(fbf_session *s, const fbf_event *ev, size_t n, fbf_error *er
         if (p->n == p->cap && prefetch_grow(p) < 0)
             return fbf_errorf(err, -ENOMEM, "out of memory");
         p->origins[p->n] = ev[i].origin;
-        p->items[p->n++] = (fbf_bv4_redis_item){.name = ev[i].u.submitted.id};
+        p->items[p->n++] = (fbf_store_item){.name = ev[i].u.submitted.id};
     }
     fbf_error inner;
-    int rc = fbf_bv4_redis_get(s->store, FBF_BV4_REDIS_JOB, p->items, p->n, &inner);
+    int rc = fbf_store_get(s->store, FBF_STORE_JOB, p->items, p->n, &inner);
     if (rc < 0)
         return fault(s, p->origins[0], FBF_FIELD_NONE, fbf_errorf(err, rc, "%s", inner.text));
     for (size_t i = 0; i < p->n; i++)
         if ((rc = take(s, i, &inner)) < 0)
             return fault(s, p->origins[i], FBF_FIELD_NONE,
                          fbf_errorf(err, rc, "%s", inner.text));
-    fbf_bv4_redis_release(s->store);
+    fbf_store_release(s->store);
     return 0;
 }
 

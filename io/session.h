@@ -5,8 +5,8 @@
  * session's typed decisions back into bytes; everything that is not wire
  * syntax lives here, once: the engine calls, D2 (a job ends or is killed
  * before the pass), kills after --kill-after, --max-wait, dynamic
- * registration (io/bv4_register.h), energy saving, queries, --tag-starts
- * and the look-ups of job descriptions in Batsim's store (io/bv4_redis.h).
+ * registration (io/submitter.h), energy saving, queries, --tag-starts
+ * and the look-ups of job descriptions in Batsim's store (io/store.h).
  *
  * One decision point:
  *   fbf_session_open(s, now)              the request's time
@@ -47,7 +47,7 @@
 
 #include "engine/engine.h"
 #include "engine/idset.h"
-#include "io/bv4_register.h"
+#include "io/submitter.h"
 #include "io/decisions.h"
 #include "io/job_json.h"
 
@@ -99,7 +99,7 @@ typedef struct fbf_begins {
     } store;
     /* The profiles the peer already has, {workload: {name: profile}} in
      * Batsim's JSON (every Batsim protocol describes profiles in JSON);
-     * NULL: none. For registration (bv4_register.h). */
+     * NULL: none. For registration (submitter.h). */
     const cJSON *known_profiles;
 } fbf_begins;
 
@@ -141,7 +141,7 @@ typedef struct fbf_session_options {
     fbf_engine_config engine;
     FILE *log;       /* --verbose lines; NULL = silent */
     bool tag_starts; /* metadata after each start: why it started */
-    fbf_bv4_register *submitter; /* borrowed; NULL: fastbf registers nothing */
+    fbf_submitter *submitter; /* borrowed; NULL: fastbf registers nothing */
     const fbf_power_config *power; /* NULL: defaults, no saving */
     bool sleep_pstate_given, compute_pstate_given;
     bool query_energy;

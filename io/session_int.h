@@ -6,7 +6,7 @@
 #ifndef FBF_SESSION_INT_H
 #define FBF_SESSION_INT_H
 
-#include "io/bv4_redis.h"
+#include "io/store.h"
 #include "io/session.h"
 
 /* An estimate_waiting_time question, answered after the pass. */
@@ -20,7 +20,7 @@ typedef struct fbf_wait_query {
  * every undescribed submission from the first one of a batch to its end,
  * in one pipeline. */
 typedef struct fbf_prefetch {
-    fbf_bv4_redis_item *items;
+    fbf_store_item *items;
     long *origins;
     fbf_job_desc *descs;
     size_t n, next, cap;
@@ -34,7 +34,7 @@ struct fbf_session {
     bool notified_registration;
     bool no_more_static, no_more_external;
     double last_call; /* the latest CALL_ME_LATER asked, NAN before any */
-    fbf_bv4_redis *store; /* Batsim's store, once SIMULATION_BEGINS turned it on */
+    fbf_store *store; /* Batsim's store, once SIMULATION_BEGINS turned it on */
     fbf_prefetch pre;
     fbf_decisions outs;
     fbf_wait_query *queries;

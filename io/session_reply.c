@@ -53,14 +53,14 @@ static void put_call(fbf_session *s, counter *c, double at)
 {
     /* A peer wakes the scheduler once per request: asking again for a
      * time still to come would only double the wake-up. */
-    fbf_bv4_register *sub = s->opt.submitter;
+    fbf_submitter *sub = s->opt.submitter;
     at = fmax(at, earliest_call(s, c));
-    if ((at == s->last_call || (sub && at == fbf_bv4_register_asked(sub))) &&
+    if ((at == s->last_call || (sub && at == fbf_submitter_asked(sub))) &&
         at > fbf_engine_now(s->engine))
         return;
     s->last_call = at;
     if (sub)
-        fbf_bv4_register_note_call(sub, at);
+        fbf_submitter_note_call(sub, at);
     fbf_out *o = add(s, c, FBF_OUT_CALL_ME_LATER);
     if (o)
         o->at = at;
@@ -162,7 +162,7 @@ int fbf_session_decide(fbf_session *s, const fbf_out **outs, size_t *n, fbf_erro
     if (!s->open)
         return fbf_errorf(err, -EINVAL, "no decision point is open");
     s->open = false;
-    fbf_bv4_register *sub = s->opt.submitter;
+    fbf_submitter *sub = s->opt.submitter;
     double now = fbf_engine_now(s->engine);
     counter c = {0};
     fbf_decisions_reset(&s->outs);
@@ -171,8 +171,8 @@ int fbf_session_decide(fbf_session *s, const fbf_out **outs, size_t *n, fbf_erro
      * does. */
     int rc = 0;
     if (sub && !s->ended)
-        rc = fbf_bv4_register_due(sub, now, &s->outs,
-                                  fbf_bv4_register_acks(sub) ? NULL : s->engine, err);
+        rc = fbf_submitter_due(sub, now, &s->outs,
+                                  fbf_submitter_acks(sub) ? NULL : s->engine, err);
     if (rc < 0 || (rc = fbf_engine_decide(s->engine, err)) < 0)
         return rc;
     c.events = s->outs.n;
@@ -181,7 +181,7 @@ int fbf_session_decide(fbf_session *s, const fbf_out **outs, size_t *n, fbf_erro
     } else {
         put_decisions(s, &c);
         size_t before = s->outs.n;
-        if (sub && fbf_bv4_register_close(sub, now, earliest_call(s, &c), &s->outs, err) < 0)
+        if (sub && fbf_submitter_close(sub, now, earliest_call(s, &c), &s->outs, err) < 0)
             return -ENOMEM;
         c.events += s->outs.n - before;
         /* fastbf registers no job: tell the peer at once so that it can end. */

@@ -1,5 +1,5 @@
 /*
- * test_bv4_register: fastbf's submitter mode (io/bv4_register.h) through
+ * test_bv4_register: fastbf's submitter mode (io/submitter.h) through
  * the transport-free session: which registration events each reply holds
  * with acknowledgements off and on, under both config forms, what each
  * REGISTER_PROFILE and REGISTER_JOB carries (every field Batsim parses),
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "io/bv4_register.h"
+#include "io/submitter.h"
 #include "policies/registry.h"
 #include "support/bv4_kit.h"
 #include "support/testkit.h"
@@ -35,31 +35,31 @@ static const char NESTED_ON[] =
     "'from_scheduler':{'enabled':true,'acknowledge':true}}";
 
 /* dyn!1 and dyn!2 at 0 share profile p10; dyn!3 at 5 needs all 4. */
-static const fbf_bv4_reg_job plan[] = {
+static const fbf_submitter_job plan[] = {
     {"dyn!1", 0, 2, 10, "p10", 10},
     {"dyn!2", 0, 1, 10, "p10", 10},
     {"dyn!3", 5, 4, 20, "p20", 20},
 };
 
 typedef struct fixture {
-    fbf_bv4_register *reg;
+    fbf_submitter *reg;
     fbf_bv4_session *s;
 } fixture;
 
-static fixture make_killing(const char *policy, const fbf_bv4_reg_job *jobs, size_t n,
+static fixture make_killing(const char *policy, const fbf_submitter_job *jobs, size_t n,
                            double pause, double kill_after);
 
-static fixture make(const char *policy, const fbf_bv4_reg_job *jobs, size_t n, double pause)
+static fixture make(const char *policy, const fbf_submitter_job *jobs, size_t n, double pause)
 {
     return make_killing(policy, jobs, n, pause, 0);
 }
 
-static fixture make_killing(const char *policy, const fbf_bv4_reg_job *jobs, size_t n,
+static fixture make_killing(const char *policy, const fbf_submitter_job *jobs, size_t n,
                            double pause, double kill_after)
 {
     fbf_error err = {{0}};
-    fbf_bv4_reg_options ro = {.pause = pause};
-    fixture f = {.reg = fbf_bv4_register_create(jobs, n, &ro, &err)};
+    fbf_submitter_options ro = {.pause = pause};
+    fixture f = {.reg = fbf_submitter_create(jobs, n, &ro, &err)};
     if (!f.reg)
         fail_msg("register_create: %s", err.text);
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
@@ -79,7 +79,7 @@ static fixture make_killing(const char *policy, const fbf_bv4_reg_job *jobs, siz
 static void done(fixture *f)
 {
     fbf_bv4_session_destroy(f->s);
-    fbf_bv4_register_destroy(f->reg);
+    fbf_submitter_destroy(f->reg);
 }
 
 /* Acks off: a registered job starts in the reply that registers it, after
@@ -100,8 +100,8 @@ static void check_acks_off(const char *config)
                                       "{'timestamp':10,'type':'JOB_COMPLETED','data':{'job_id':"
                                       "'dyn!2','job_state':'COMPLETED_SUCCESSFULLY'}}]}"),
                     "EXECUTE_JOB dyn!3 0-3");
-    assert_int_equal(fbf_bv4_register_nb_registered(f.reg), 3);
-    assert_true(fbf_bv4_register_finished(f.reg));
+    assert_int_equal(fbf_submitter_nb_registered(f.reg), 3);
+    assert_true(fbf_submitter_finished(f.reg));
     done(&f);
 }
 
@@ -162,7 +162,7 @@ static const char *call_at(double t)
 static void test_pause_and_continue(void **state)
 {
     (void)state;
-    const fbf_bv4_reg_job jobs[] = {{"dyn!a", 0, 1, 10, "p", 10}, {"dyn!b", 100, 1, 10, "p", 10}};
+    const fbf_submitter_job jobs[] = {{"dyn!a", 0, 1, 10, "p", 10}, {"dyn!b", 100, 1, 10, "p", 10}};
     fixture f = make("easy", jobs, 2, 50);
     fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF),
                     "REGISTER_PROFILE|REGISTER_JOB dyn!a|EXECUTE_JOB dyn!a 0|"
@@ -175,7 +175,7 @@ static void test_pause_and_continue(void **state)
     fbf_test_bv4_ok(f.s, call_at(100),
                     "REGISTER_PROFILE|REGISTER_JOB dyn!b|EXECUTE_JOB dyn!b 0|"
                     "NOTIFY registration_finished");
-    assert_int_equal(fbf_bv4_register_nb_continues(f.reg), 1);
+    assert_int_equal(fbf_submitter_nb_continues(f.reg), 1);
     done(&f);
 }
 
@@ -186,7 +186,7 @@ static void test_pause_and_continue(void **state)
 static void test_pause_reopened_late(void **state)
 {
     (void)state;
-    const fbf_bv4_reg_job jobs[] = {{"dyn!a", 0, 1, 10, "p", 10}, {"dyn!b", 100, 1, 10, "p", 10}};
+    const fbf_submitter_job jobs[] = {{"dyn!a", 0, 1, 10, "p", 10}, {"dyn!b", 100, 1, 10, "p", 10}};
     fixture f = make("easy", jobs, 2, 50);
     fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF),
                     "REGISTER_PROFILE|REGISTER_JOB dyn!a|EXECUTE_JOB dyn!a 0|"
@@ -195,7 +195,7 @@ static void test_pause_reopened_late(void **state)
     fbf_test_bv4_ok(f.s, call_at(100.00102),
                     "REGISTER_PROFILE|REGISTER_JOB dyn!b|EXECUTE_JOB dyn!b 1|"
                     "NOTIFY registration_finished");
-    assert_int_equal(fbf_bv4_register_nb_continues(f.reg), 1);
+    assert_int_equal(fbf_submitter_nb_continues(f.reg), 1);
     done(&f);
 }
 
@@ -241,7 +241,7 @@ static void test_profile_names(void **state)
 static void test_short_gap_no_pause(void **state)
 {
     (void)state;
-    const fbf_bv4_reg_job jobs[] = {{"dyn!a", 0, 1, 10, "p", 10}, {"dyn!b", 20, 1, 10, "p", 10}};
+    const fbf_submitter_job jobs[] = {{"dyn!a", 0, 1, 10, "p", 10}, {"dyn!b", 20, 1, 10, "p", 10}};
     fixture f = make("easy", jobs, 2, 50);
     fbf_test_bv4_ok(f.s, fbf_test_bv4_begins(4, FLAT_OFF),
                     "REGISTER_PROFILE|REGISTER_JOB dyn!a|EXECUTE_JOB dyn!a 0|CALL_ME_LATER 20");
@@ -259,9 +259,9 @@ static void test_empty_plan(void **state)
                                       "'data':{'job_id':'w0!1','job':{'id':'w0!1','res':1,"
                                       "'walltime':5}}}]}"),
                     "EXECUTE_JOB w0!1 0");
-    assert_int_equal(fbf_bv4_register_nb_registered(f.reg), 0);
-    assert_int_equal(fbf_bv4_register_nb_continues(f.reg), 0);
-    assert_true(fbf_bv4_register_finished(f.reg));
+    assert_int_equal(fbf_submitter_nb_registered(f.reg), 0);
+    assert_int_equal(fbf_submitter_nb_continues(f.reg), 0);
+    assert_true(fbf_submitter_finished(f.reg));
     done(&f);
 }
 
@@ -343,12 +343,12 @@ static void test_disabled_refused(void **state)
     done(&f);
 }
 
-static void expect_bad_plan(const fbf_bv4_reg_job *jobs, size_t n, double pause,
+static void expect_bad_plan(const fbf_submitter_job *jobs, size_t n, double pause,
                             const char *want)
 {
     fbf_error err = {{0}};
-    fbf_bv4_reg_options ro = {.pause = pause};
-    fbf_bv4_register *r = fbf_bv4_register_create(jobs, n, &ro, &err);
+    fbf_submitter_options ro = {.pause = pause};
+    fbf_submitter *r = fbf_submitter_create(jobs, n, &ro, &err);
     assert_null(r);
     if (!strstr(err.text, want))
         fail_msg("error \"%s\", expected \"%s\"", err.text, want);
@@ -357,28 +357,28 @@ static void expect_bad_plan(const fbf_bv4_reg_job *jobs, size_t n, double pause,
 static void test_bad_plans(void **state)
 {
     (void)state;
-    const fbf_bv4_reg_job no_bang[] = {{"a", 0, 1, 10, "p", 10}};
+    const fbf_submitter_job no_bang[] = {{"a", 0, 1, 10, "p", 10}};
     expect_bad_plan(no_bang, 1, 0, "not of the form workload!name");
-    const fbf_bv4_reg_job res0[] = {{"dyn!a", 0, 0, 10, "p", 10}};
+    const fbf_submitter_job res0[] = {{"dyn!a", 0, 0, 10, "p", 10}};
     expect_bad_plan(res0, 1, 0, "res 0 is not in [1, 2147483647]");
-    const fbf_bv4_reg_job res_big[] = {{"dyn!a", 0, 1LL << 31, 10, "p", 10}};
+    const fbf_submitter_job res_big[] = {{"dyn!a", 0, 1LL << 31, 10, "p", 10}};
     expect_bad_plan(res_big, 1, 0, "res 2147483648 is not in [1, 2147483647]");
-    const fbf_bv4_reg_job no_wl[] = {{"!a", 0, 1, 10, "p", 10}};
+    const fbf_submitter_job no_wl[] = {{"!a", 0, 1, 10, "p", 10}};
     expect_bad_plan(no_wl, 1, 0, "both parts non-empty");
-    const fbf_bv4_reg_job no_name[] = {{"dyn!", 0, 1, 10, "p", 10}};
+    const fbf_submitter_job no_name[] = {{"dyn!", 0, 1, 10, "p", 10}};
     expect_bad_plan(no_name, 1, 0, "both parts non-empty");
-    const fbf_bv4_reg_job two_bangs[] = {{"dyn!a!b", 0, 1, 10, "p", 10}};
+    const fbf_submitter_job two_bangs[] = {{"dyn!a!b", 0, 1, 10, "p", 10}};
     expect_bad_plan(two_bangs, 1, 0, "one '!'");
-    const fbf_bv4_reg_job no_prof[] = {{"dyn!a", 0, 1, 10, "", 10}};
+    const fbf_submitter_job no_prof[] = {{"dyn!a", 0, 1, 10, "", 10}};
     expect_bad_plan(no_prof, 1, 0, "job dyn!a: empty profile name");
     /* Batsim refuses a second job under one id: found before the run. */
-    const fbf_bv4_reg_job twice[] = {{"dyn!a", 0, 1, 10, "p", 10},
+    const fbf_submitter_job twice[] = {{"dyn!a", 0, 1, 10, "p", 10},
                                      {"dyn!b", 3, 1, 10, "p", 10},
                                      {"dyn!a", 9, 1, 10, "p", 10}};
     expect_bad_plan(twice, 3, 0, "job id dyn!a appears twice");
-    const fbf_bv4_reg_job wall0[] = {{"dyn!a", 0, 1, 0, "p", 10}};
+    const fbf_submitter_job wall0[] = {{"dyn!a", 0, 1, 0, "p", 10}};
     expect_bad_plan(wall0, 1, 0, "walltime 0 is neither -1 nor > 0");
-    const fbf_bv4_reg_job two_delays[] = {{"dyn!a", 0, 1, 10, "p", 10},
+    const fbf_submitter_job two_delays[] = {{"dyn!a", 0, 1, 10, "p", 10},
                                           {"dyn!b", 0, 1, 10, "p", 20}};
     expect_bad_plan(two_delays, 2, 0, "share profile p with different delays");
     expect_bad_plan(plan, 3, -1, "registration pause");
@@ -437,7 +437,7 @@ static void test_event_contents(void **state)
     wl[300] = '\0';
     char id[320];
     snprintf(id, sizeof id, "%s!late", wl);
-    const fbf_bv4_reg_job jobs[] = {{"dyn!1", 0, 3, -1, "p7", 7}, {id, 5, 2, 30, "q", 12.5}};
+    const fbf_submitter_job jobs[] = {{"dyn!1", 0, 3, -1, "p7", 7}, {id, 5, 2, 30, "q", 12.5}};
     fixture f = make("fcfs", jobs, 2, 0);
     char *raw = fbf_test_bv4_exchange(f.s, fbf_test_bv4_begins(4, FLAT_ON), 0,
                                       "REGISTER_PROFILE|REGISTER_JOB dyn!1|CALL_ME_LATER 5", true);

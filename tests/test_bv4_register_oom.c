@@ -1,5 +1,5 @@
 /*
- * test_bv4_register_oom: fastbf's submitter (io/bv4_register.h) when
+ * test_bv4_register_oom: fastbf's submitter (io/submitter.h) when
  * memory runs out. Every allocation from the k-th on fails, for each k
  * until the call succeeds: building a plan and appending a reply's
  * registrations must then return -ENOMEM with a message (never crash),
@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "io/bv4_register.h"
+#include "io/submitter.h"
 #include "support/testkit.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -155,7 +155,7 @@ char *strdup(const char *s)
 }
 #endif
 
-static const fbf_bv4_reg_job plan[] = {
+static const fbf_submitter_job plan[] = {
     {"dyn!1", 0, 2, 10, "p10", 10},
     {"dyn!2", 0, 1, -1, "p10", 10},
     {"other!3", 5, 4, 20, "p20", 20},
@@ -185,10 +185,10 @@ static void test_create_out_of_memory(void **state)
     for (long k = 0;; k++) {
         fbf_error err = {{0}};
         arm(k);
-        fbf_bv4_reg_options ro = {.pause = 3};
-        fbf_bv4_register *r = fbf_bv4_register_create(plan, 3, &ro, &err);
+        fbf_submitter_options ro = {.pause = 3};
+        fbf_submitter *r = fbf_submitter_create(plan, 3, &ro, &err);
         bool made = r != NULL;
-        fbf_bv4_register_destroy(r);
+        fbf_submitter_destroy(r);
         long left = live;
         disarm();
         if (!made && !strstr(err.text, "out of memory"))
@@ -211,20 +211,20 @@ static void test_registrations_out_of_memory(void **state)
     for (int reuse = 0; reuse < 2; reuse++)
     for (long k = 0;; k++) {
         fbf_error err = {{0}};
-        fbf_bv4_register *r = fbf_bv4_register_create(plan, 3, NULL, &err);
+        fbf_submitter *r = fbf_submitter_create(plan, 3, NULL, &err);
         assert_non_null(r);
-        assert_int_equal(fbf_bv4_register_configure(r, true, true, reuse, &err), 0);
+        assert_int_equal(fbf_submitter_configure(r, true, true, reuse, &err), 0);
         arm(k);
         fbf_decisions events;
         fbf_decisions_init(&events);
-        int rc = fbf_bv4_register_due(r, 10, &events, NULL, &err);
+        int rc = fbf_submitter_due(r, 10, &events, NULL, &err);
         if (rc == 0)
-            rc = fbf_bv4_register_close(r, 10, 10.001, &events, &err);
+            rc = fbf_submitter_close(r, 10, 10.001, &events, &err);
         int n = (int)events.n;
         fbf_decisions_fini(&events);
         long left = live;
         disarm();
-        fbf_bv4_register_destroy(r);
+        fbf_submitter_destroy(r);
         if (rc != 0 && rc != -ENOMEM)
             fail_msg("failure at allocation %ld: rc %d '%s'", k, rc, err.text);
         if (left != 0)

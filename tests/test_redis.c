@@ -2,14 +2,14 @@
  * test_redis: Batsim's Redis mode in process, against a real redis-server
  * started for this suite (support/redis_server):
  *
- *  - the store (io/bv4_redis.h): Batsim's key names, round trips, a
+ *  - the store (io/store.h): Batsim's key names, round trips, a
  *    pipelined batch of many keys, missing keys, an unreachable server;
  *  - the session (io/bv4_session.h) in Redis mode, with both config
  *    forms: job_id-only JOB_SUBMITTED events are decided exactly as the
  *    same jobs described in the messages, and every fault of the store
  *    (missing key, malformed JSON, a missing or wrong field, a server that
  *    cannot be reached, a bad config member) is refused with its message;
- *  - fastbf's submitter mode in Redis mode (io/bv4_register.h): each due
+ *  - fastbf's submitter mode in Redis mode (io/submitter.h): each due
  *    job's description and each new profile are in the store under
  *    Batsim's keys before the reply, whose REGISTER_JOB events carry
  *    job_id only, with no REGISTER_PROFILE; with acknowledgements, the
@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/bv4_redis.h"
-#include "io/bv4_register.h"
+#include "io/store.h"
+#include "io/submitter.h"
 #include "io/bv4_session.h"
 #include "policies/registry.h"
 #include "support/bv4_kit.h"
@@ -45,10 +45,10 @@
 
 static int port(void) { return fbf_test_redis_shared()->port; }
 
-static fbf_bv4_redis *connect_store(const char *prefix)
+static fbf_store *connect_store(const char *prefix)
 {
     fbf_error err = {{0}};
-    fbf_bv4_redis *r = fbf_bv4_redis_connect("127.0.0.1", port(), prefix, 10, &err);
+    fbf_store *r = fbf_store_connect("127.0.0.1", port(), prefix, 10, &err);
     if (!r)
         fail_msg("%s", err.text);
     return r;
@@ -59,12 +59,12 @@ static fbf_bv4_redis *connect_store(const char *prefix)
 /* Keys are Batsim's: <prefix>:job_<id>, <prefix>:profile_<wl>!<name>. */
 static void test_store_keys_are_batsims(void **state)
 {
-    fbf_bv4_redis *r = connect_store("k1");
+    fbf_store *r = connect_store("k1");
     fbf_error err;
     const char *job = "{\"id\":\"w0!1\",\"subtime\":0,\"walltime\":100,\"res\":2,"
                       "\"profile\":\"delay10\"}";
-    assert_int_equal(fbf_bv4_redis_set_job(r, "w0!1", job, &err), 0);
-    assert_int_equal(fbf_bv4_redis_set_profile(r, "w0", "delay10",
+    assert_int_equal(fbf_store_set_job(r, "w0!1", job, &err), 0);
+    assert_int_equal(fbf_store_set_profile(r, "w0", "delay10",
                                                "{\"type\":\"delay\",\"delay\":10}", &err),
                      0);
     char *raw = fbf_test_redis_get(fbf_test_redis_shared(), "k1:job_w0!1");
@@ -78,26 +78,26 @@ static void test_store_keys_are_batsims(void **state)
 
     const char *got;
     size_t len;
-    assert_int_equal(fbf_bv4_redis_get_job(r, "w0!1", &got, &len, &err), 0);
+    assert_int_equal(fbf_store_get_job(r, "w0!1", &got, &len, &err), 0);
     assert_int_equal(len, strlen(job));
     assert_memory_equal(got, job, len);
-    assert_int_equal(fbf_bv4_redis_get_profile(r, "w0", "delay10", &got, &len, &err), 0);
+    assert_int_equal(fbf_store_get_profile(r, "w0", "delay10", &got, &len, &err), 0);
     assert_int_equal(len, strlen("{\"type\":\"delay\",\"delay\":10}"));
     /* Absent: no error, no value. */
-    assert_int_equal(fbf_bv4_redis_get_job(r, "w0!2", &got, &len, &err), 0);
+    assert_int_equal(fbf_store_get_job(r, "w0!2", &got, &len, &err), 0);
     assert_null(got);
 
     char key[64];
-    assert_int_equal(fbf_bv4_redis_key(r, FBF_BV4_REDIS_PLAIN, "nb_res", key, sizeof key), 9);
+    assert_int_equal(fbf_store_key(r, FBF_STORE_PLAIN, "nb_res", key, sizeof key), 9);
     assert_string_equal(key, "k1:nb_res");
-    assert_string_equal(fbf_bv4_redis_prefix(r), "k1");
-    fbf_bv4_redis_destroy(r);
+    assert_string_equal(fbf_store_prefix(r), "k1");
+    fbf_store_destroy(r);
 
     /* No prefix given: Batsim's "default". */
     r = connect_store(NULL);
-    fbf_bv4_redis_key(r, FBF_BV4_REDIS_JOB, "w0!7", key, sizeof key);
+    fbf_store_key(r, FBF_STORE_JOB, "w0!7", key, sizeof key);
     assert_string_equal(key, "default:job_w0!7");
-    fbf_bv4_redis_destroy(r);
+    fbf_store_destroy(r);
 }
 
 /* More keys than one pipeline chunk, written and read back in one call
@@ -105,27 +105,27 @@ static void test_store_keys_are_batsims(void **state)
 static void test_store_batches(void **state)
 {
     enum { N = 10000 };
-    fbf_bv4_redis *r = connect_store("k2");
+    fbf_store *r = connect_store("k2");
     static char names[N][16], values[N][64];
-    static fbf_bv4_redis_item items[N];
+    static fbf_store_item items[N];
     for (int i = 0; i < N; i++) {
         snprintf(names[i], sizeof names[i], "w0!%d", i);
         int len = snprintf(values[i], sizeof values[i], "{\"id\":\"w0!%d\",\"res\":%d}", i,
                            i % 7 + 1);
-        items[i] = (fbf_bv4_redis_item){.name = names[i], .value = values[i],
+        items[i] = (fbf_store_item){.name = names[i], .value = values[i],
                                         .len = (size_t)len};
     }
     fbf_error err;
     /* Every third key is left out. */
-    static fbf_bv4_redis_item some[N];
+    static fbf_store_item some[N];
     size_t n = 0;
     for (int i = 0; i < N; i++)
         if (i % 3)
             some[n++] = items[i];
-    assert_int_equal(fbf_bv4_redis_set(r, FBF_BV4_REDIS_JOB, some, n, &err), 0);
+    assert_int_equal(fbf_store_set(r, FBF_STORE_JOB, some, n, &err), 0);
     for (int i = 0; i < N; i++)
         items[i].value = NULL, items[i].len = 0;
-    assert_int_equal(fbf_bv4_redis_get(r, FBF_BV4_REDIS_JOB, items, N, &err), 0);
+    assert_int_equal(fbf_store_get(r, FBF_STORE_JOB, items, N, &err), 0);
     for (int i = 0; i < N; i++) {
         if (i % 3 == 0) {
             if (items[i].value)
@@ -136,14 +136,14 @@ static void test_store_batches(void **state)
             memcmp(items[i].value, values[i], items[i].len) != 0)
             fail_msg("key %s: wrong value read back", names[i]);
     }
-    fbf_bv4_redis_destroy(r);
+    fbf_store_destroy(r);
 }
 
 static void test_store_unreachable(void **state)
 {
     int dead = fbf_test_redis_dead_port();
     fbf_error err = {{0}};
-    fbf_bv4_redis *r = fbf_bv4_redis_connect("127.0.0.1", dead, NULL, 5, &err);
+    fbf_store *r = fbf_store_connect("127.0.0.1", dead, NULL, 5, &err);
     assert_null(r);
     char want[200];
     snprintf(want, sizeof want,
@@ -151,7 +151,7 @@ static void test_store_unreachable(void **state)
              "Connection refused",
              dead, dead);
     assert_string_equal(err.text, want);
-    assert_null(fbf_bv4_redis_connect("127.0.0.1", 0, NULL, 5, &err));
+    assert_null(fbf_store_connect("127.0.0.1", 0, NULL, 5, &err));
     assert_string_equal(err.text, "Redis at 127.0.0.1: port 0 is not in 1..65535");
 }
 
@@ -376,17 +376,17 @@ static void test_session_begins_faults(void **state)
 /* ---- submitter mode in Redis mode --------------------------------------- */
 
 /* dyn!1 and dyn!2 at 0 share profile p10; dyn!3 at 5 needs all 4. */
-static const fbf_bv4_reg_job reg_plan[] = {
+static const fbf_submitter_job reg_plan[] = {
     {"dyn!1", 0, 2, 10, "p10", 10},
     {"dyn!2", 0, 1, -1, "p10", 10},
     {"dyn!3", 5, 4, 20, "p20", 20.5},
 };
 
-static fbf_bv4_session *submitter(fbf_bv4_register **reg)
+static fbf_bv4_session *submitter(fbf_submitter **reg)
 {
     fbf_error err = {{0}};
-    fbf_bv4_reg_options ro = {0};
-    *reg = fbf_bv4_register_create(reg_plan, 3, &ro, &err);
+    fbf_submitter_options ro = {0};
+    *reg = fbf_submitter_create(reg_plan, 3, &ro, &err);
     if (!*reg)
         fail_msg("register_create: %s", err.text);
     const fbf_policy_entry *pe = fbf_policy_lookup("fcfs");
@@ -460,7 +460,7 @@ static double field(const cJSON *o, const char *name)
 
 static void test_register_writes_store(void **state)
 {
-    fbf_bv4_register *reg;
+    fbf_submitter *reg;
     fbf_bv4_session *s = submitter(&reg);
     char *raw = fbf_test_bv4_exchange(s, reg_begins("rg", port(), false), 0,
                                       "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_PROFILE|"
@@ -499,16 +499,16 @@ static void test_register_writes_store(void **state)
     j = stored("rg:job_dyn!3");
     assert_true(field(j, "subtime") == 5 && field(j, "res") == 4);
     cJSON_Delete(j);
-    assert_int_equal(fbf_bv4_register_nb_registered(reg), 3);
+    assert_int_equal(fbf_submitter_nb_registered(reg), 3);
     fbf_bv4_session_destroy(s);
-    fbf_bv4_register_destroy(reg);
+    fbf_submitter_destroy(reg);
 }
 
 /* Acks on: the job_id-only JOB_SUBMITTED is decided from the keys the
  * registration wrote; no profile is written to the store. */
 static void test_register_acks_read_back(void **state)
 {
-    fbf_bv4_register *reg;
+    fbf_submitter *reg;
     fbf_bv4_session *s = submitter(&reg);
     const char *begins = reg_begins("ra", port(), true);
     const char *empty = "\"profiles\":{}", *at = strstr(begins, empty);
@@ -523,7 +523,7 @@ static void test_register_acks_read_back(void **state)
     ok(s, M("{'now':0,'events':[%s,%s]}", rsub(0, "dyn!1"), rsub(0, "dyn!2")),
        "EXECUTE_JOB dyn!1 0-1|EXECUTE_JOB dyn!2 2");
     fbf_bv4_session_destroy(s);
-    fbf_bv4_register_destroy(reg);
+    fbf_submitter_destroy(reg);
 }
 
 /* A store that goes away: the registration fails, naming the key. */
@@ -531,7 +531,7 @@ static void test_register_store_lost(void **state)
 {
     fbf_test_redis own;
     assert_int_equal(fbf_test_redis_start(&own), 0);
-    fbf_bv4_register *reg;
+    fbf_submitter *reg;
     fbf_bv4_session *s = submitter(&reg);
     ok(s, reg_begins("lost", own.port, false),
        "REGISTER_PROFILE|REGISTER_JOB dyn!1|REGISTER_PROFILE|REGISTER_JOB dyn!2|"
@@ -548,9 +548,9 @@ static void test_register_store_lost(void **state)
              "127.0.0.1:%d: SET lost:job_dyn!3: ", own.port);
     if (strncmp(err.text, want, strlen(want)) != 0 || strlen(err.text) == strlen(want))
         fail_msg("got \"%s\", want \"%s<hiredis's message>\"", err.text, want);
-    assert_int_equal(fbf_bv4_register_nb_registered(reg), 2);
+    assert_int_equal(fbf_submitter_nb_registered(reg), 2);
     fbf_bv4_session_destroy(s);
-    fbf_bv4_register_destroy(reg);
+    fbf_submitter_destroy(reg);
 }
 
 int main(void)

@@ -18,7 +18,7 @@
 
 #include "io/bv2_client.h"
 #include "io/bv2_frame.h"
-#include "io/bv4_register.h"
+#include "io/submitter.h"
 #include "io/bv4_session.h"
 #include "io/zmq_server.h"
 #include "policies/registry.h"
@@ -117,27 +117,27 @@ static bool parse_count(const char *s, long long min, long long max, long long *
 
 /* The registration plan of --register-workload: every job of the file,
  * with its workload's profile (SWF: one delay profile per run time). */
-static fbf_bv4_register *load_plan(const char *path, double pause, fbf_error *err)
+static fbf_submitter *load_plan(const char *path, double pause, fbf_error *err)
 {
     fbf_wl_read_options ro = FBF_WL_READ_DEFAULTS;
     ro.name = "dyn"; /* apart from the workloads Batsim submits itself */
     fbf_workload *wl = fbf_workload_read(path, &ro, err);
     if (!wl)
         return NULL;
-    fbf_bv4_reg_job *plan = calloc(wl->nb_jobs ? wl->nb_jobs : 1, sizeof *plan);
-    fbf_bv4_register *reg = NULL;
+    fbf_submitter_job *plan = calloc(wl->nb_jobs ? wl->nb_jobs : 1, sizeof *plan);
+    fbf_submitter *reg = NULL;
     if (!plan) {
         fbf_errorf(err, -ENOMEM, "out of memory");
     } else {
         for (size_t i = 0; i < wl->nb_jobs; i++) {
             const fbf_wl_job *j = &wl->jobs[i];
-            plan[i] = (fbf_bv4_reg_job){.id = j->id, .subtime = j->subtime, .res = j->res,
+            plan[i] = (fbf_submitter_job){.id = j->id, .subtime = j->subtime, .res = j->res,
                                         .walltime = j->walltime,
                                         .profile = wl->profiles[j->profile].name,
                                         .delay = j->runtime};
         }
-        fbf_bv4_reg_options ropt = {.pause = pause};
-        reg = fbf_bv4_register_create(plan, wl->nb_jobs, &ropt, err);
+        fbf_submitter_options ropt = {.pause = pause};
+        reg = fbf_submitter_create(plan, wl->nb_jobs, &ropt, err);
     }
     free(plan);
     fbf_workload_destroy(wl);
@@ -316,7 +316,7 @@ int main(int argc, char **argv)
     if (pause > 0 && !reg_path)
         return bad_usage("%s", "--register-pause goes with --register-workload");
     fbf_error err = {{0}};
-    fbf_bv4_register *reg = NULL;
+    fbf_submitter *reg = NULL;
     if (reg_path && !(reg = load_plan(reg_path, pause, &err))) {
         fprintf(stderr, "fastbf: --register-workload: %s\n", err.text);
         return 2;
@@ -362,7 +362,7 @@ int main(int argc, char **argv)
     }
     if (!s && !c) {
         fprintf(stderr, "fastbf: %s\n", err.text);
-        fbf_bv4_register_destroy(reg);
+        fbf_submitter_destroy(reg);
         return 1;
     }
     fbf_engine *e = v2 ? fbf_bv2_client_engine(c) : fbf_bv4_session_engine(s);
@@ -401,7 +401,7 @@ int main(int argc, char **argv)
     }
     fbf_bv2_client_destroy(c);
     fbf_bv4_session_destroy(s);
-    fbf_bv4_register_destroy(reg);
+    fbf_submitter_destroy(reg);
     if (rc < 0) {
         fprintf(stderr, "fastbf: %s\n", err.text);
         return 1;

@@ -463,8 +463,8 @@ int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at
         size_t len;
         fbf_error e;
         char key[300];
-        fbf_bv4_redis_key(r->cfg.redis, FBF_BV4_REDIS_JOB, id, key, sizeof key);
-        if (fbf_bv4_redis_get_job(r->cfg.redis, id, &text, &len, &e) < 0)
+        fbf_store_key(r->cfg.redis, FBF_STORE_JOB, id, key, sizeof key);
+        if (fbf_store_get_job(r->cfg.redis, id, &text, &len, &e) < 0)
             return fbf_replay_fail(r, ev, T, id, "reading the job's description: %s", e.text);
         if (!text)
             return fbf_replay_fail(r, ev, T, id, "Redis key \"%s\" does not exist (with Redis, "

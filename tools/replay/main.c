@@ -79,11 +79,11 @@ static int run(const fbf_replay_options *o)
         snprintf(label, sizeof label, "%s%s", o->scheduler ? "" : "the scheduler connected to ",
                  o->scheduler ? o->scheduler : fbf_transport_unix_path(tr));
     }
-    fbf_bv4_redis *redis = NULL;
+    fbf_store *redis = NULL;
     if (o->redis_host[0]) {
         /* A server that goes away must end in a message, not in SIGPIPE. */
         signal(SIGPIPE, SIG_IGN);
-        redis = fbf_bv4_redis_connect(o->redis_host, o->redis_port,
+        redis = fbf_store_connect(o->redis_host, o->redis_port,
                                       tr ? fbf_transport_unix_path(tr) : o->redis_prefix,
                                       o->timeout_s, &err);
         if (!redis) {
@@ -129,7 +129,7 @@ static int run(const fbf_replay_options *o)
     }
     if (!tr) {
         fprintf(stderr, "fastbf-replay: %s\n", err.text);
-        fbf_bv4_redis_destroy(redis);
+        fbf_store_destroy(redis);
         fbf_workload_destroy(wl);
         return FBF_EXIT_INVALID;
     }
@@ -157,7 +157,7 @@ static int run(const fbf_replay_options *o)
         if (!record) {
             fprintf(stderr, "fastbf-replay: --record %s: %s\n", o->record, strerror(errno));
             fbf_transport_destroy(tr);
-            fbf_bv4_redis_destroy(redis);
+            fbf_store_destroy(redis);
             fbf_workload_destroy(wl);
             return FBF_EXIT_INVALID;
         }
@@ -168,7 +168,7 @@ static int run(const fbf_replay_options *o)
         fprintf(stderr, "fastbf-replay: %s\n", err.text);
         fbf_replay_fini(&r);
         fbf_transport_destroy(tr);
-        fbf_bv4_redis_destroy(redis);
+        fbf_store_destroy(redis);
         fbf_workload_destroy(wl);
         return FBF_EXIT_INTERNAL;
     }
@@ -195,7 +195,7 @@ static int run(const fbf_replay_options *o)
         if (rc == FBF_EXIT_OK)
             rc = FBF_EXIT_INTERNAL;
     }
-    fbf_bv4_redis_destroy(redis);
+    fbf_store_destroy(redis);
     fbf_workload_destroy(wl);
     return rc;
 }

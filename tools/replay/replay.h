@@ -76,7 +76,7 @@
 
 #include "engine/error.h"
 #include "engine/idset.h"
-#include "io/bv4_redis.h"
+#include "io/store.h"
 #include "tools/lib/workload.h"
 #include "io/jbuf.h"
 #include "io/json_arena.h"
@@ -187,7 +187,7 @@ typedef struct fbf_replay_config {
                           * once a job using it is deleted (dynamic.c) */
     /* Redis mode (--redis): job descriptions go to this store (borrowed)
      * and JOB_SUBMITTED carries only job_id; NULL: off. */
-    fbf_bv4_redis *redis;
+    fbf_store *redis;
     const char *redis_host; /* as the config tells the scheduler */
     int redis_port;
     const struct fbf_energy_config *energy; /* --energy (machines.h); NULL: off */

@@ -1,7 +1,7 @@
 /*
  * store: what fastbf-replay writes as Batsim would, apart from the
  * messages themselves: a job's JSON description, the SIMULATION_BEGINS
- * config, and in Redis mode (--redis) the keys Batsim sets (io/bv4_redis.h):
+ * config, and in Redis mode (--redis) the keys Batsim sets (io/store.h):
  * nb_res at the start, then job_<id> and profile_<workload>!<profile> of
  * every job submitted by a message, pipelined just before that message is
  * sent, so they exist as soon as the scheduler can read them. Jobs the
@@ -46,7 +46,7 @@ void fbf_replay_config_json(const fbf_replay *r, fbf_jbuf *b)
         fbf_jbuf_lit(b, ",\"redis-port\":");
         fbf_jbuf_int(b, c->redis_port);
         fbf_jbuf_lit(b, ",\"redis-prefix\":");
-        fbf_jbuf_str(b, fbf_bv4_redis_prefix(c->redis));
+        fbf_jbuf_str(b, fbf_store_prefix(c->redis));
     } else {
         fbf_jbuf_lit(b, "false,\"redis-hostname\":\"127.0.0.1\",\"redis-port\":6379,"
                         "\"redis-prefix\":\"default\"");
@@ -91,9 +91,9 @@ int fbf_replay_store_start(fbf_replay *r)
         return fbf_errorf(&r->err, -ENOMEM, "out of memory"), FBF_EXIT_INTERNAL;
     char nb[16];
     int len = snprintf(nb, sizeof nb, "%u", r->cfg.nb_res);
-    fbf_bv4_redis_item it = {.name = "nb_res", .value = nb, .len = (size_t)len};
+    fbf_store_item it = {.name = "nb_res", .value = nb, .len = (size_t)len};
     fbf_error e;
-    if (fbf_bv4_redis_set(r->cfg.redis, FBF_BV4_REDIS_PLAIN, &it, 1, &e) < 0)
+    if (fbf_store_set(r->cfg.redis, FBF_STORE_PLAIN, &it, 1, &e) < 0)
         return fbf_errorf(&r->err, -EIO, "%s", e.text), FBF_EXIT_INVALID;
     return FBF_EXIT_OK;
 }
@@ -125,14 +125,14 @@ int fbf_replay_store_pending(fbf_replay *r)
     /* Every text first (the buffer may move while it grows), then the
      * items pointing into it. Names and values are NUL-separated. */
     set_at *at = malloc(2 * n * sizeof *at);
-    fbf_bv4_redis_item *items = malloc(2 * n * sizeof *items);
+    fbf_store_item *items = malloc(2 * n * sizeof *items);
     fbf_jbuf *b = &r->store_text;
     fbf_jbuf_reset(b);
     size_t m = 0;
     for (size_t i = 0; at && items && i < n; i++) {
         uint32_t job = r->store_q[i];
         const fbf_wl_job *wj = &r->wl->jobs[job];
-        at[m].kind = FBF_BV4_REDIS_JOB;
+        at[m].kind = FBF_STORE_JOB;
         at[m].name = b->len;
         fbf_jbuf_raw(b, wj->id, strlen(wj->id) + 1);
         at[m].value = b->len;
@@ -146,7 +146,7 @@ int fbf_replay_store_pending(fbf_replay *r)
             continue;
         if (own)
             r->profile_stored[wj->profile] = 1;
-        at[m].kind = FBF_BV4_REDIS_PROFILE;
+        at[m].kind = FBF_STORE_PROFILE;
         at[m].name = b->len;
         profile_name(r, job, b);
         fbf_jbuf_raw(b, "", 1);
@@ -165,15 +165,15 @@ int fbf_replay_store_pending(fbf_replay *r)
     /* Jobs and profiles go in two pipelines, one per key kind. */
     int rc = 0;
     fbf_error e;
-    for (int kind = FBF_BV4_REDIS_JOB; kind <= FBF_BV4_REDIS_PROFILE && rc == 0; kind++) {
+    for (int kind = FBF_STORE_JOB; kind <= FBF_STORE_PROFILE && rc == 0; kind++) {
         size_t k = 0;
         for (size_t i = 0; i < m; i++)
             if (at[i].kind == kind)
-                items[k++] = (fbf_bv4_redis_item){.name = b->p + at[i].name,
+                items[k++] = (fbf_store_item){.name = b->p + at[i].name,
                                                   .value = b->p + at[i].value,
                                                   .len = at[i].end - at[i].value};
         if (k)
-            rc = fbf_bv4_redis_set(r->cfg.redis, (fbf_bv4_redis_kind)kind, items, k, &e);
+            rc = fbf_store_set(r->cfg.redis, (fbf_store_kind)kind, items, k, &e);
     }
     free(at);
     free(items);

@@ -131,8 +131,8 @@ int fbf_v2_store_pending(fbf_replay *r)
     fbf_jbuf *b = &r->store_text;
     fbf_jbuf_reset(b);
     size_t *at = malloc(3 * n * sizeof *at);
-    fbf_bv4_redis_item *items = malloc(2 * n * sizeof *items);
-    fbf_bv4_redis_kind *kinds = malloc(2 * n * sizeof *kinds);
+    fbf_store_item *items = malloc(2 * n * sizeof *items);
+    fbf_store_kind *kinds = malloc(2 * n * sizeof *kinds);
     for (size_t i = 0; at && items && kinds && i < n; i++) {
         uint32_t job = r->store_q[i];
         const fbf_wl_job *wj = &r->wl->jobs[job];
@@ -156,13 +156,13 @@ int fbf_v2_store_pending(fbf_replay *r)
     for (size_t i = 0; i < n; i++) {
         const char *id = b->p + at[3 * i];
         const char *jv = b->p + at[3 * i + 1], *pv = b->p + at[3 * i + 2];
-        kinds[2 * i] = FBF_BV4_REDIS_JOB;
-        items[2 * i] = (fbf_bv4_redis_item){.name = id, .value = jv, .len = strlen(jv)};
-        kinds[2 * i + 1] = FBF_BV4_REDIS_PROFILE;
-        items[2 * i + 1] = (fbf_bv4_redis_item){.name = id, .value = pv, .len = strlen(pv)};
+        kinds[2 * i] = FBF_STORE_JOB;
+        items[2 * i] = (fbf_store_item){.name = id, .value = jv, .len = strlen(jv)};
+        kinds[2 * i + 1] = FBF_STORE_PROFILE;
+        items[2 * i + 1] = (fbf_store_item){.name = id, .value = pv, .len = strlen(pv)};
     }
     fbf_error e;
-    int rc = fbf_bv4_redis_set_kinds(r->cfg.redis, kinds, items, 2 * n, &e);
+    int rc = fbf_store_set_kinds(r->cfg.redis, kinds, items, 2 * n, &e);
     free(at);
     free(items);
     free(kinds);

@@ -1,5 +1,5 @@
 /*
- * bv4_register: fastbf's own registrations (see bv4_register.h).
+ * submitter: fastbf's own registrations (see submitter.h).
  *
  * The plan is copied and sorted once by (subtime, plan order), so a
  * decision point costs O(jobs due). Each job carries the index of its
@@ -15,7 +15,7 @@
  * whether the last NOTIFY sent about registration was registration_finished
  * (a pause or the end); asked is the latest CALL_ME_LATER this module sent.
  */
-#include "io/bv4_register.h"
+#include "io/submitter.h"
 
 #include <errno.h>
 #include <math.h>
@@ -30,8 +30,8 @@ typedef struct reg_job {
     size_t pair; /* index in sent[] */
 } reg_job;
 
-struct fbf_bv4_register {
-    fbf_bv4_reg_options opt;
+struct fbf_submitter {
+    fbf_submitter_options opt;
     reg_job *jobs;
     size_t n, next;
     bool *sent;  /* per pair, with profile reuse: its REGISTER_PROFILE was sent */
@@ -40,11 +40,11 @@ struct fbf_bv4_register {
     double reopen_asked; /* the latest one to re-open registration */
     double noted; /* the session's latest CALL_ME_LATER (it wakes us too) */
     size_t continues;
-    fbf_bv4_redis *store; /* Redis mode: borrowed; NULL: off */
+    fbf_store *store; /* Redis mode: borrowed; NULL: off */
 };
 
 typedef struct sort_key {
-    const fbf_bv4_reg_job *j;
+    const fbf_submitter_job *j;
     size_t idx;
 } sort_key;
 
@@ -69,7 +69,7 @@ static int by_pair(const void *a, const void *b)
     return c ? c : strcmp(x->profile, y->profile);
 }
 
-static int check_job(const fbf_bv4_reg_job *j, size_t i, fbf_error *err)
+static int check_job(const fbf_submitter_job *j, size_t i, fbf_error *err)
 {
     if (!j->id || !j->profile)
         return fbf_errorf(err, -EINVAL, "registration plan: job %zu has no id or profile", i);
@@ -102,7 +102,7 @@ static int by_id(const void *a, const void *b)
 
 /* Batsim refuses a second job under an id already used; found here, the
  * mistake stops fastbf before the simulation starts instead of midway. */
-static int check_unique_ids(const fbf_bv4_register *r, fbf_error *err)
+static int check_unique_ids(const fbf_submitter *r, fbf_error *err)
 {
     reg_job **v = malloc((r->n ? r->n : 1) * sizeof *v);
     if (!v)
@@ -120,7 +120,7 @@ static int check_unique_ids(const fbf_bv4_register *r, fbf_error *err)
 
 /* Gives each job its pair index; a pair whose jobs disagree on the delay
  * would be one profile with two meanings. */
-static int assign_pairs(fbf_bv4_register *r, fbf_error *err)
+static int assign_pairs(fbf_submitter *r, fbf_error *err)
 {
     reg_job **v = malloc((r->n ? r->n : 1) * sizeof *v);
     r->sent = calloc(r->n ? r->n : 1, sizeof *r->sent);
@@ -146,14 +146,14 @@ static int assign_pairs(fbf_bv4_register *r, fbf_error *err)
     return rc;
 }
 
-fbf_bv4_register *fbf_bv4_register_create(const fbf_bv4_reg_job *jobs, size_t n,
-                                          const fbf_bv4_reg_options *opt, fbf_error *err)
+fbf_submitter *fbf_submitter_create(const fbf_submitter_job *jobs, size_t n,
+                                          const fbf_submitter_options *opt, fbf_error *err)
 {
-    fbf_bv4_register *r = calloc(1, sizeof *r);
+    fbf_submitter *r = calloc(1, sizeof *r);
     sort_key *k = malloc((n ? n : 1) * sizeof *k);
     if (!r || !k || !(r->jobs = calloc(n ? n : 1, sizeof *r->jobs))) {
         free(k);
-        fbf_bv4_register_destroy(r);
+        fbf_submitter_destroy(r);
         fbf_errorf(err, -ENOMEM, "out of memory for a plan of %zu jobs", n);
         return NULL;
     }
@@ -171,7 +171,7 @@ fbf_bv4_register *fbf_bv4_register_create(const fbf_bv4_reg_job *jobs, size_t n,
     if (rc == 0) {
         qsort(k, n, sizeof *k, by_subtime);
         for (size_t i = 0; i < n && rc == 0; i++, r->n++) {
-            const fbf_bv4_reg_job *j = k[i].j;
+            const fbf_submitter_job *j = k[i].j;
             reg_job *d = &r->jobs[i];
             *d = (reg_job){.subtime = j->subtime, .walltime = j->walltime, .delay = j->delay,
                            .res = j->res, .id = strdup(j->id), .profile = strdup(j->profile)};
@@ -185,13 +185,13 @@ fbf_bv4_register *fbf_bv4_register_create(const fbf_bv4_reg_job *jobs, size_t n,
     if (rc == 0)
         rc = assign_pairs(r, err);
     if (rc < 0) {
-        fbf_bv4_register_destroy(r);
+        fbf_submitter_destroy(r);
         return NULL;
     }
     return r;
 }
 
-void fbf_bv4_register_destroy(fbf_bv4_register *r)
+void fbf_submitter_destroy(fbf_submitter *r)
 {
     if (!r)
         return;
@@ -204,7 +204,7 @@ void fbf_bv4_register_destroy(fbf_bv4_register *r)
     free(r);
 }
 
-int fbf_bv4_register_configure(fbf_bv4_register *r, bool dynamic_jobs, bool acks,
+int fbf_submitter_configure(fbf_submitter *r, bool dynamic_jobs, bool acks,
                                bool profile_reuse, fbf_error *err)
 {
     if (!dynamic_jobs)
@@ -222,7 +222,7 @@ int fbf_bv4_register_configure(fbf_bv4_register *r, bool dynamic_jobs, bool acks
  * reuse; without, one of the job's own, "<profile>@<job name>", since
  * Batsim drops a profile once the first job using it has completed and
  * never takes the name again. malloc'ed; NULL when out of memory. */
-static char *profile_name(const fbf_bv4_register *r, const reg_job *j)
+static char *profile_name(const fbf_submitter *r, const reg_job *j)
 {
     if (r->reuse)
         return strdup(j->profile);
@@ -248,7 +248,7 @@ static const cJSON *workload_profiles(const cJSON *profiles, const char *id, siz
 
 /* Without profile reuse: no job's own profile name may be one Batsim
  * already has (it refuses to register a name twice). */
-static int check_own_names(const fbf_bv4_register *r, const cJSON *profiles, fbf_error *err)
+static int check_own_names(const fbf_submitter *r, const cJSON *profiles, fbf_error *err)
 {
     int rc = 0;
     for (size_t i = 0; i < r->n && rc == 0; i++) {
@@ -273,7 +273,7 @@ static int check_own_names(const fbf_bv4_register *r, const cJSON *profiles, fbf
 
 /* A profile Batsim already has must not be registered again (Batsim stops
  * on a duplicate); one lookup per (workload, profile) pair of the plan. */
-int fbf_bv4_register_known_profiles(fbf_bv4_register *r, const cJSON *profiles,
+int fbf_submitter_known_profiles(fbf_submitter *r, const cJSON *profiles,
                                     fbf_error *err)
 {
     if (!cJSON_IsObject(profiles) || !profiles->child)
@@ -309,17 +309,17 @@ int fbf_bv4_register_known_profiles(fbf_bv4_register *r, const cJSON *profiles,
     return rc;
 }
 
-void fbf_bv4_register_use_store(fbf_bv4_register *r, fbf_bv4_redis *store)
+void fbf_submitter_use_store(fbf_submitter *r, fbf_store *store)
 {
     r->store = store;
 }
 
-bool fbf_bv4_register_acks(const fbf_bv4_register *r) { return r->acks; }
-double fbf_bv4_register_asked(const fbf_bv4_register *r) { return r->asked; }
-void fbf_bv4_register_note_call(fbf_bv4_register *r, double t) { r->noted = t; }
-size_t fbf_bv4_register_nb_registered(const fbf_bv4_register *r) { return r->next; }
-size_t fbf_bv4_register_nb_continues(const fbf_bv4_register *r) { return r->continues; }
-bool fbf_bv4_register_finished(const fbf_bv4_register *r) { return r->finished; }
+bool fbf_submitter_acks(const fbf_submitter *r) { return r->acks; }
+double fbf_submitter_asked(const fbf_submitter *r) { return r->asked; }
+void fbf_submitter_note_call(fbf_submitter *r, double t) { r->noted = t; }
+size_t fbf_submitter_nb_registered(const fbf_submitter *r) { return r->next; }
+size_t fbf_submitter_nb_continues(const fbf_submitter *r) { return r->continues; }
+bool fbf_submitter_finished(const fbf_submitter *r) { return r->finished; }
 
 static int add_notify(fbf_decisions *outs, const char *what)
 {
@@ -380,16 +380,16 @@ static int add_job(fbf_decisions *outs, double now, const reg_job *j, const char
 
 /* How long before the next job registration re-opens after a pause: long
  * enough that the decision point it takes comes before the job's. */
-static double reopen_lead(const fbf_bv4_register *r) { return fmin(r->opt.pause / 2, 1.0); }
+static double reopen_lead(const fbf_submitter *r) { return fmin(r->opt.pause / 2, 1.0); }
 
 /* Redis mode: the descriptions of the jobs r->jobs[next .. end), in one
  * pipeline. Touches no flag. Profiles are not written: Batsim 4.2.1 reads
  * a registered job's profile only from REGISTER_PROFILE. */
-static int store_due(fbf_bv4_register *r, size_t end, double now, fbf_error *err)
+static int store_due(fbf_submitter *r, size_t end, double now, fbf_error *err)
 {
     size_t cap = end - r->next;
-    fbf_bv4_redis_item *items = calloc(cap ? cap : 1, sizeof *items);
-    fbf_bv4_redis_kind *kinds = calloc(cap ? cap : 1, sizeof *kinds);
+    fbf_store_item *items = calloc(cap ? cap : 1, sizeof *items);
+    fbf_store_kind *kinds = calloc(cap ? cap : 1, sizeof *kinds);
     char **owned = calloc(cap ? cap : 1, sizeof *owned); /* texts to free */
     size_t m = 0;
     int rc = items && kinds && owned ? 0 : -ENOMEM;
@@ -405,11 +405,11 @@ static int store_due(fbf_bv4_register *r, size_t end, double now, fbf_error *err
             break;
         }
         owned[m] = text;
-        kinds[m] = FBF_BV4_REDIS_JOB;
-        items[m] = (fbf_bv4_redis_item){.name = j->id, .value = text, .len = strlen(text)};
+        kinds[m] = FBF_STORE_JOB;
+        items[m] = (fbf_store_item){.name = j->id, .value = text, .len = strlen(text)};
     }
     fbf_error inner;
-    if (rc == 0 && (rc = fbf_bv4_redis_set_kinds(r->store, kinds, items, m, &inner)) < 0)
+    if (rc == 0 && (rc = fbf_store_set_kinds(r->store, kinds, items, m, &inner)) < 0)
         fbf_errorf(err, rc, "registering %zu job(s) at %g through Redis: %s", end - r->next,
                    now, inner.text);
     else if (rc < 0)
@@ -422,14 +422,14 @@ static int store_due(fbf_bv4_register *r, size_t end, double now, fbf_error *err
     return rc;
 }
 
-static int add_continue(fbf_bv4_register *r, fbf_decisions *outs)
+static int add_continue(fbf_submitter *r, fbf_decisions *outs)
 {
     r->finished = false;
     r->continues++;
     return add_notify(outs, "continue_registration");
 }
 
-int fbf_bv4_register_due(fbf_bv4_register *r, double now, fbf_decisions *outs,
+int fbf_submitter_due(fbf_submitter *r, double now, fbf_decisions *outs,
                          fbf_engine *engine, fbf_error *err)
 {
     if (!r->configured || r->next == r->n || r->jobs[r->next].subtime > now)
@@ -437,7 +437,7 @@ int fbf_bv4_register_due(fbf_bv4_register *r, double now, fbf_decisions *outs,
     /* Batsim checks a REGISTER_JOB against the registration state it had
      * before the reply: a continue_registration of the same reply comes
      * too late for it. Registration normally re-opens one decision point
-     * ahead (fbf_bv4_register_close()); when it did not, it re-opens now
+     * ahead (fbf_submitter_close()); when it did not, it re-opens now
      * and the jobs are registered at the next decision point. */
     if (r->finished)
         return add_continue(r, outs) < 0 ? fbf_errorf(err, -ENOMEM, "out of memory") : 0;
@@ -478,7 +478,7 @@ int fbf_bv4_register_due(fbf_bv4_register *r, double now, fbf_decisions *outs,
 }
 
 /* Appends CALL_ME_LATER(t), unless *memo says t is already asked for. */
-static int add_call(fbf_bv4_register *r, double *memo, fbf_decisions *outs, double t)
+static int add_call(fbf_submitter *r, double *memo, fbf_decisions *outs, double t)
 {
     if (t == *memo || t == r->noted)
         return 0;
@@ -491,7 +491,7 @@ static int add_call(fbf_bv4_register *r, double *memo, fbf_decisions *outs, doub
     return 0;
 }
 
-int fbf_bv4_register_close(fbf_bv4_register *r, double now, double earliest,
+int fbf_submitter_close(fbf_submitter *r, double now, double earliest,
                            fbf_decisions *outs, fbf_error *err)
 {
     if (!r->configured || (r->finished && r->next == r->n))

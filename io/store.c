@@ -1,5 +1,5 @@
 /*
- * bv4_redis: Batsim's Redis store through hiredis (see bv4_redis.h).
+ * store: Batsim's Redis store through hiredis (see store.h).
  *
  * Invariants: `replies` holds the replies of the last get, whose strings
  * the caller's items point into, and nothing else; `broken` is set once
@@ -8,7 +8,7 @@
  * Pipelines are cut into chunks of CHUNK commands: the whole batch of a
  * huge message would otherwise sit in hiredis's output buffer at once.
  */
-#include "io/bv4_redis.h"
+#include "io/store.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -21,7 +21,7 @@
 
 #define CHUNK 4096
 
-struct fbf_bv4_redis {
+struct fbf_store {
     redisContext *c;
     char where[300];
     char *prefix;
@@ -34,9 +34,9 @@ struct fbf_bv4_redis {
 };
 
 static const char *const kind_head[] = {
-    [FBF_BV4_REDIS_JOB] = "job_",
-    [FBF_BV4_REDIS_PROFILE] = "profile_",
-    [FBF_BV4_REDIS_PLAIN] = "",
+    [FBF_STORE_JOB] = "job_",
+    [FBF_STORE_PROFILE] = "profile_",
+    [FBF_STORE_PLAIN] = "",
 };
 
 static struct timeval to_timeval(double s)
@@ -47,7 +47,7 @@ static struct timeval to_timeval(double s)
     return tv;
 }
 
-fbf_bv4_redis *fbf_bv4_redis_connect(const char *host, int port, const char *prefix,
+fbf_store *fbf_store_connect(const char *host, int port, const char *prefix,
                                      double timeout_s, fbf_error *err)
 {
     if (!host || !*host)
@@ -57,8 +57,8 @@ fbf_bv4_redis *fbf_bv4_redis_connect(const char *host, int port, const char *pre
                NULL;
     if (!(timeout_s > 0) || timeout_s > 1e6)
         timeout_s = 10;
-    fbf_bv4_redis *r = calloc(1, sizeof *r);
-    if (!r || !(r->prefix = strdup(prefix ? prefix : FBF_BV4_REDIS_DEFAULT_PREFIX))) {
+    fbf_store *r = calloc(1, sizeof *r);
+    if (!r || !(r->prefix = strdup(prefix ? prefix : FBF_STORE_DEFAULT_PREFIX))) {
         free(r);
         return fbf_errorf(err, -ENOMEM, "out of memory"), NULL;
     }
@@ -69,30 +69,30 @@ fbf_bv4_redis *fbf_bv4_redis_connect(const char *host, int port, const char *pre
         fbf_errorf(err, r->c ? -ECONNREFUSED : -ENOMEM,
                    "cannot connect to Redis at %s (host %s, port %d): %s", r->where, host, port,
                    r->c ? r->c->errstr : "out of memory");
-        fbf_bv4_redis_destroy(r);
+        fbf_store_destroy(r);
         return NULL;
     }
     if (redisSetTimeout(r->c, to_timeval(timeout_s)) != REDIS_OK) {
         fbf_errorf(err, -ECONNREFUSED, "Redis at %s: cannot set a timeout: %s", r->where,
                    r->c->errstr);
-        fbf_bv4_redis_destroy(r);
+        fbf_store_destroy(r);
         return NULL;
     }
     return r;
 }
 
-void fbf_bv4_redis_release(fbf_bv4_redis *r)
+void fbf_store_release(fbf_store *r)
 {
     for (size_t i = 0; i < r->nreplies; i++)
         freeReplyObject(r->replies[i]);
     r->nreplies = 0;
 }
 
-void fbf_bv4_redis_destroy(fbf_bv4_redis *r)
+void fbf_store_destroy(fbf_store *r)
 {
     if (!r)
         return;
-    fbf_bv4_redis_release(r);
+    fbf_store_release(r);
     free(r->replies);
     if (r->c)
         redisFree(r->c);
@@ -101,10 +101,10 @@ void fbf_bv4_redis_destroy(fbf_bv4_redis *r)
     free(r);
 }
 
-const char *fbf_bv4_redis_where(const fbf_bv4_redis *r) { return r->where; }
-const char *fbf_bv4_redis_prefix(const fbf_bv4_redis *r) { return r->prefix; }
+const char *fbf_store_where(const fbf_store *r) { return r->where; }
+const char *fbf_store_prefix(const fbf_store *r) { return r->prefix; }
 
-size_t fbf_bv4_redis_key(const fbf_bv4_redis *r, fbf_bv4_redis_kind kind, const char *name,
+size_t fbf_store_key(const fbf_store *r, fbf_store_kind kind, const char *name,
                          char *buf, size_t cap)
 {
     int n = snprintf(buf, cap, "%s:%s%s", r->prefix, kind_head[kind], name);
@@ -112,9 +112,9 @@ size_t fbf_bv4_redis_key(const fbf_bv4_redis *r, fbf_bv4_redis_kind kind, const 
 }
 
 /* The key of (kind, name) in r->key; its length, or 0 when out of memory. */
-static size_t build_key(fbf_bv4_redis *r, fbf_bv4_redis_kind kind, const char *name)
+static size_t build_key(fbf_store *r, fbf_store_kind kind, const char *name)
 {
-    size_t need = fbf_bv4_redis_key(r, kind, name, r->key, r->key_cap);
+    size_t need = fbf_store_key(r, kind, name, r->key, r->key_cap);
     if (need >= r->key_cap) {
         size_t cap = need + 64;
         char *k = realloc(r->key, cap);
@@ -122,13 +122,13 @@ static size_t build_key(fbf_bv4_redis *r, fbf_bv4_redis_kind kind, const char *n
             return 0;
         r->key = k;
         r->key_cap = cap;
-        fbf_bv4_redis_key(r, kind, name, r->key, r->key_cap);
+        fbf_store_key(r, kind, name, r->key, r->key_cap);
     }
     return need;
 }
 
 /* hiredis failed on the connection: say why and refuse any later use. */
-static int io_error(fbf_bv4_redis *r, const char *what, fbf_error *err)
+static int io_error(fbf_store *r, const char *what, fbf_error *err)
 {
     r->broken = 1;
     int timeout = r->c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
@@ -139,15 +139,15 @@ static int io_error(fbf_bv4_redis *r, const char *what, fbf_error *err)
                       r->c->errstr[0] ? r->c->errstr : "connection lost");
 }
 
-static int usable(fbf_bv4_redis *r, fbf_error *err)
+static int usable(fbf_store *r, fbf_error *err)
 {
     if (r->broken)
         return fbf_errorf(err, -EIO, "Redis at %s: the connection failed earlier", r->where);
     return 0;
 }
 
-static int append(fbf_bv4_redis *r, const char *cmd, fbf_bv4_redis_kind kind,
-                  const fbf_bv4_redis_item *it, bool with_value, fbf_error *err)
+static int append(fbf_store *r, const char *cmd, fbf_store_kind kind,
+                  const fbf_store_item *it, bool with_value, fbf_error *err)
 {
     size_t klen = build_key(r, kind, it->name);
     if (!klen)
@@ -159,7 +159,7 @@ static int append(fbf_bv4_redis *r, const char *cmd, fbf_bv4_redis_kind kind,
     return 0;
 }
 
-static int reply_error(fbf_bv4_redis *r, const char *cmd, fbf_bv4_redis_kind kind,
+static int reply_error(fbf_store *r, const char *cmd, fbf_store_kind kind,
                        const char *name, const redisReply *rep, fbf_error *err)
 {
     build_key(r, kind, name);
@@ -168,10 +168,10 @@ static int reply_error(fbf_bv4_redis *r, const char *cmd, fbf_bv4_redis_kind kin
                       rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply type");
 }
 
-int fbf_bv4_redis_get(fbf_bv4_redis *r, fbf_bv4_redis_kind kind, fbf_bv4_redis_item *items,
+int fbf_store_get(fbf_store *r, fbf_store_kind kind, fbf_store_item *items,
                       size_t n, fbf_error *err)
 {
-    fbf_bv4_redis_release(r);
+    fbf_store_release(r);
     int rc = usable(r, err);
     if (rc < 0)
         return rc;
@@ -216,10 +216,10 @@ int fbf_bv4_redis_get(fbf_bv4_redis *r, fbf_bv4_redis_kind kind, fbf_bv4_redis_i
     return 0;
 }
 
-int fbf_bv4_redis_set(fbf_bv4_redis *r, fbf_bv4_redis_kind kind,
-                      const fbf_bv4_redis_item *items, size_t n, fbf_error *err)
+int fbf_store_set(fbf_store *r, fbf_store_kind kind,
+                      const fbf_store_item *items, size_t n, fbf_error *err)
 {
-    fbf_bv4_redis_release(r);
+    fbf_store_release(r);
     int rc = usable(r, err);
     if (rc < 0)
         return rc;
@@ -244,10 +244,10 @@ int fbf_bv4_redis_set(fbf_bv4_redis *r, fbf_bv4_redis_kind kind,
     return 0;
 }
 
-int fbf_bv4_redis_set_kinds(fbf_bv4_redis *r, const fbf_bv4_redis_kind *kinds,
-                            const fbf_bv4_redis_item *items, size_t n, fbf_error *err)
+int fbf_store_set_kinds(fbf_store *r, const fbf_store_kind *kinds,
+                            const fbf_store_item *items, size_t n, fbf_error *err)
 {
-    fbf_bv4_redis_release(r);
+    fbf_store_release(r);
     int rc = usable(r, err);
     if (rc < 0)
         return rc;
@@ -279,11 +279,11 @@ int fbf_bv4_redis_set_kinds(fbf_bv4_redis *r, const fbf_bv4_redis_kind *kinds,
     return 0;
 }
 
-int fbf_bv4_redis_get_job(fbf_bv4_redis *r, const char *job_id, const char **json, size_t *len,
+int fbf_store_get_job(fbf_store *r, const char *job_id, const char **json, size_t *len,
                           fbf_error *err)
 {
-    fbf_bv4_redis_item it = {.name = job_id};
-    int rc = fbf_bv4_redis_get(r, FBF_BV4_REDIS_JOB, &it, 1, err);
+    fbf_store_item it = {.name = job_id};
+    int rc = fbf_store_get(r, FBF_STORE_JOB, &it, 1, err);
     *json = rc == 0 ? it.value : NULL;
     if (len)
         *len = rc == 0 ? it.len : 0;
@@ -300,7 +300,7 @@ static char *profile_name(const char *workload, const char *profile)
     return s;
 }
 
-int fbf_bv4_redis_get_profile(fbf_bv4_redis *r, const char *workload, const char *profile,
+int fbf_store_get_profile(fbf_store *r, const char *workload, const char *profile,
                               const char **json, size_t *len, fbf_error *err)
 {
     *json = NULL;
@@ -309,8 +309,8 @@ int fbf_bv4_redis_get_profile(fbf_bv4_redis *r, const char *workload, const char
     char *name = profile_name(workload, profile);
     if (!name)
         return fbf_errorf(err, -ENOMEM, "out of memory");
-    fbf_bv4_redis_item it = {.name = name};
-    int rc = fbf_bv4_redis_get(r, FBF_BV4_REDIS_PROFILE, &it, 1, err);
+    fbf_store_item it = {.name = name};
+    int rc = fbf_store_get(r, FBF_STORE_PROFILE, &it, 1, err);
     free(name);
     if (rc == 0) {
         *json = it.value;
@@ -320,21 +320,21 @@ int fbf_bv4_redis_get_profile(fbf_bv4_redis *r, const char *workload, const char
     return rc;
 }
 
-int fbf_bv4_redis_set_job(fbf_bv4_redis *r, const char *job_id, const char *json,
+int fbf_store_set_job(fbf_store *r, const char *job_id, const char *json,
                           fbf_error *err)
 {
-    fbf_bv4_redis_item it = {.name = job_id, .value = json, .len = strlen(json)};
-    return fbf_bv4_redis_set(r, FBF_BV4_REDIS_JOB, &it, 1, err);
+    fbf_store_item it = {.name = job_id, .value = json, .len = strlen(json)};
+    return fbf_store_set(r, FBF_STORE_JOB, &it, 1, err);
 }
 
-int fbf_bv4_redis_set_profile(fbf_bv4_redis *r, const char *workload, const char *profile,
+int fbf_store_set_profile(fbf_store *r, const char *workload, const char *profile,
                               const char *json, fbf_error *err)
 {
     char *name = profile_name(workload, profile);
     if (!name)
         return fbf_errorf(err, -ENOMEM, "out of memory");
-    fbf_bv4_redis_item it = {.name = name, .value = json, .len = strlen(json)};
-    int rc = fbf_bv4_redis_set(r, FBF_BV4_REDIS_PROFILE, &it, 1, err);
+    fbf_store_item it = {.name = name, .value = json, .len = strlen(json)};
+    int rc = fbf_store_set(r, FBF_STORE_PROFILE, &it, 1, err);
     free(name);
     return rc;
 }

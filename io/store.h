@@ -1,6 +1,7 @@
 /*
- * bv4_redis: the Redis store of Batsim's Redis mode, behind a small
- * contract (hiredis underneath; nothing else in fastbf sees hiredis).
+ * store: Batsim's Redis store of job data (v4's Redis mode, and the v2
+ * text protocol's only store), behind a small contract (hiredis
+ * underneath; nothing else in fastbf sees hiredis).
  *
  * Batsim's conventions (its "Using Redis" documentation and its
  * RedisStorage): every key is the instance prefix (--redis-prefix,
@@ -12,12 +13,12 @@
  *   nb_res                        the platform's number of machines, in decimal
  * Values are the JSON texts, stored with plain SET / read with GET.
  *
- * Batches: fbf_bv4_redis_get() and fbf_bv4_redis_set() pipeline their
+ * Batches: fbf_store_get() and fbf_store_set() pipeline their
  * commands (a few thousand at a time), so a message submitting many jobs
  * costs a handful of round trips, not one per job.
  *
- * Ownership: fbf_bv4_redis_connect() returns a handle the caller frees
- * with fbf_bv4_redis_destroy() (NULL accepted). Values returned by a get
+ * Ownership: fbf_store_connect() returns a handle the caller frees
+ * with fbf_store_destroy() (NULL accepted). Values returned by a get
  * are owned by the handle and valid until the next get, set or release.
  * One handle belongs to one thread.
  *
@@ -32,73 +33,73 @@
  *   -ENOMEM, -EINVAL (a bad argument: port out of range, empty host)
  * A key that does not exist is no error: its value is NULL.
  */
-#ifndef FBF_BV4_REDIS_H
-#define FBF_BV4_REDIS_H
+#ifndef FBF_STORE_H
+#define FBF_STORE_H
 
 #include <stddef.h>
 
 #include "engine/error.h"
 
-typedef struct fbf_bv4_redis fbf_bv4_redis;
+typedef struct fbf_store fbf_store;
 
 /* What a name designates, i.e. the key's form after "<prefix>:". */
-typedef enum fbf_bv4_redis_kind {
-    FBF_BV4_REDIS_JOB,     /* job_<name>; name is the job id, "w0!1" */
-    FBF_BV4_REDIS_PROFILE, /* profile_<name>; name is "<workload>!<profile>" */
-    FBF_BV4_REDIS_PLAIN,   /* <name> itself, e.g. "nb_res" */
-} fbf_bv4_redis_kind;
+typedef enum fbf_store_kind {
+    FBF_STORE_JOB,     /* job_<name>; name is the job id, "w0!1" */
+    FBF_STORE_PROFILE, /* profile_<name>; name is "<workload>!<profile>" */
+    FBF_STORE_PLAIN,   /* <name> itself, e.g. "nb_res" */
+} fbf_store_kind;
 
-typedef struct fbf_bv4_redis_item {
-    const char *name;  /* see fbf_bv4_redis_kind */
+typedef struct fbf_store_item {
+    const char *name;  /* see fbf_store_kind */
     const char *value; /* set: the text stored; get: the text read, NULL when no such key */
     size_t len;        /* of value */
-} fbf_bv4_redis_item;
+} fbf_store_item;
 
 /* Batsim's default prefix. */
-#define FBF_BV4_REDIS_DEFAULT_PREFIX "default"
+#define FBF_STORE_DEFAULT_PREFIX "default"
 
 /* Connects within timeout_s seconds, which also bounds every later wait
  * for a reply. prefix NULL means Batsim's default. */
-fbf_bv4_redis *fbf_bv4_redis_connect(const char *host, int port, const char *prefix,
+fbf_store *fbf_store_connect(const char *host, int port, const char *prefix,
                                      double timeout_s, fbf_error *err);
-void fbf_bv4_redis_destroy(fbf_bv4_redis *r);
+void fbf_store_destroy(fbf_store *r);
 
 /* "host:port", for messages. */
-const char *fbf_bv4_redis_where(const fbf_bv4_redis *r);
-const char *fbf_bv4_redis_prefix(const fbf_bv4_redis *r);
+const char *fbf_store_where(const fbf_store *r);
+const char *fbf_store_prefix(const fbf_store *r);
 
 /* The full key of (kind, name) into buf, as snprintf: the return value is
  * the key's length even when it did not fit. */
-size_t fbf_bv4_redis_key(const fbf_bv4_redis *r, fbf_bv4_redis_kind kind, const char *name,
+size_t fbf_store_key(const fbf_store *r, fbf_store_kind kind, const char *name,
                          char *buf, size_t cap);
 
 /* Reads the n keys of items[].name (one pipeline) into items[].value and
  * .len. */
-int fbf_bv4_redis_get(fbf_bv4_redis *r, fbf_bv4_redis_kind kind, fbf_bv4_redis_item *items,
+int fbf_store_get(fbf_store *r, fbf_store_kind kind, fbf_store_item *items,
                       size_t n, fbf_error *err);
 
 /* Stores items[].value under each items[].name (one pipeline). */
-int fbf_bv4_redis_set(fbf_bv4_redis *r, fbf_bv4_redis_kind kind,
-                      const fbf_bv4_redis_item *items, size_t n, fbf_error *err);
+int fbf_store_set(fbf_store *r, fbf_store_kind kind,
+                      const fbf_store_item *items, size_t n, fbf_error *err);
 
 /* Stores items[i].value under the key of (kinds[i], items[i].name), all n
  * in one pipeline: a batch that mixes jobs and profiles (a scheduler
  * registering jobs). A failure names the key it was about. */
-int fbf_bv4_redis_set_kinds(fbf_bv4_redis *r, const fbf_bv4_redis_kind *kinds,
-                            const fbf_bv4_redis_item *items, size_t n, fbf_error *err);
+int fbf_store_set_kinds(fbf_store *r, const fbf_store_kind *kinds,
+                            const fbf_store_item *items, size_t n, fbf_error *err);
 
 /* Gives back the values of the last get early. */
-void fbf_bv4_redis_release(fbf_bv4_redis *r);
+void fbf_store_release(fbf_store *r);
 
 /* One-key conveniences: a job by id, a profile by workload and name (as
  * REGISTER_JOB / REGISTER_PROFILE name them). *json is NULL when absent. */
-int fbf_bv4_redis_get_job(fbf_bv4_redis *r, const char *job_id, const char **json, size_t *len,
+int fbf_store_get_job(fbf_store *r, const char *job_id, const char **json, size_t *len,
                           fbf_error *err);
-int fbf_bv4_redis_get_profile(fbf_bv4_redis *r, const char *workload, const char *profile,
+int fbf_store_get_profile(fbf_store *r, const char *workload, const char *profile,
                               const char **json, size_t *len, fbf_error *err);
-int fbf_bv4_redis_set_job(fbf_bv4_redis *r, const char *job_id, const char *json,
+int fbf_store_set_job(fbf_store *r, const char *job_id, const char *json,
                           fbf_error *err);
-int fbf_bv4_redis_set_profile(fbf_bv4_redis *r, const char *workload, const char *profile,
+int fbf_store_set_profile(fbf_store *r, const char *workload, const char *profile,
                               const char *json, fbf_error *err);
 
 #endif
