@@ -6,7 +6,9 @@
  * job completes and out_jobs.csv is the very file of the v4 replay of the
  * same trace in process, so every start time and allocation is the same
  * whichever protocol carried the decisions. KTH-SP2 runs in every build;
- * CTC-SP2 (77,222 jobs) in the plain build only.
+ * CTC-SP2 (77,222 jobs) in the plain build only. With machine states
+ * (--energy, fastbf --energy-saving), the P and p of v2 give the schedule
+ * and the switches of v4's SET_RESOURCE_STATE, and E is answered by e.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -89,6 +91,48 @@ static void same_as_v4(const char *trace, const char *policy)
     free(b);
 }
 
+static void test_energy_saving(void **state)
+{
+    const char *wl = FBF_SOURCE_DIR "/data/KTH-SP2-1996-2.1-cln.swf.gz";
+    const fbf_test_redis *srv = fbf_test_redis_shared();
+    char v2cmd[700], v4cmd[600];
+    snprintf(v2cmd, sizeof v2cmd,
+             "%s --protocol batsim2 --policy easy --redis-port %d --socket {socket} "
+             "--energy-saving 60 --switch-delays 6:150 --query-energy --verbose",
+             fbf_test_replay_fastbf_path(), srv->port);
+    snprintf(v4cmd, sizeof v4cmd, "%s --policy easy --energy-saving 60 --switch-delays 6:150",
+             fbf_test_replay_fastbf_path());
+    const char *v2 = fbf_test_tmp_path("v2-energy"), *v4 = fbf_test_tmp_path("v4-energy");
+    char *out = NULL, *err = NULL;
+    int rc = fbf_test_replay_run((const char *const[]){"--quiet", "--protocol", "batsim2",
+                                                       "--redis", fbf_test_redis_addr(srv),
+                                                       "--energy", "--switch-delays", "6:150",
+                                                       "--max-jobs", "3000", "--scheduler",
+                                                       v2cmd, "--out", v2, wl, NULL},
+                                 TIMEOUT_MS, &out, &err);
+    if (rc != 0)
+        fail_msg("v2 with energy: exit %d: %s", rc, err);
+    /* fastbf's log (its stderr, on the replayer's): E answered by e. */
+    assert_non_null(strstr(err, "fastbf: consumed energy "));
+    free(out);
+    free(err);
+    replay_ok((const char *const[]){"--quiet", "--energy", "--switch-delays", "6:150",
+                                    "--max-jobs", "3000", "--scheduler", v4cmd, "--out", v4, wl,
+                                    NULL},
+              "v4 with energy");
+    char *a = fbf_test_replay_read(fbf_test_tmp_path("v2-energy/out_jobs.csv"));
+    char *b = fbf_test_replay_read(fbf_test_tmp_path("v4-energy/out_jobs.csv"));
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_string_equal(a, b);
+    /* Machines were switched off and on: the energy saved shows. */
+    double asleep = fbf_test_replay_summary(v2, "energy.asleep_s");
+    if (!(asleep > 0))
+        fail_msg("no machine slept through v2 (%g machine-seconds)", asleep);
+    free(a);
+    free(b);
+}
+
 static void test_kth(void **state)
 {
     same_as_v4("KTH-SP2-1996-2.1-cln", "fcfs");
@@ -113,6 +157,7 @@ int main(void)
     fbf_test_filter_from_env();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kth),
+        cmocka_unit_test(test_energy_saving),
         cmocka_unit_test(test_ctc),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
