@@ -162,8 +162,9 @@ int fbf_bv2_client_serve(fbf_bv2_client *c, fbf_serve_stats *stats, fbf_error *e
         bool closed;
         if ((rc = fbf_bv2_frame_read(&rd, &msg, &len, &closed, err)) < 0) {
             if (closed)
-                fbf_errorf(err, rc, "Batsim closed the connection after %lu messages, before "
-                           "the simulation ended (no Z)", c->dec.nb_messages);
+                fbf_errorf(err, rc, "Batsim closed the connection after %lu message%s, before "
+                           "the simulation ended (no Z)", c->dec.nb_messages,
+                           c->dec.nb_messages == 1 ? "" : "s");
             break;
         }
         double t = stats ? now_s() : 0;

@@ -122,7 +122,8 @@ static fbf_event *push(const ctx *c, fbf_event_kind kind)
 static bool is_job_id(const char *s)
 {
     const char *bang = strchr(s, '!');
-    return bang && bang != s && bang[1] && !strchr(bang + 1, '!') && !strpbrk(s, ",;=");
+    /* ':' would split the J that starts it, as ',' ';' '=' would. */
+    return bang && bang != s && bang[1] && !strchr(bang + 1, '!') && !strpbrk(s, ",;=:");
 }
 
 /* The minimal version of a stamp from Batsim; -1: not one of those. */
@@ -144,14 +145,17 @@ static int read_event(ctx *c, char *text, unsigned version)
     if (!colon || colon[1] == '\0')
         return bad(c, "\"%s\": expected TIME:STAMP[:CONTENT]", text);
     *colon = '\0';
-    if (!read_number(text, &c->ts))
-        return bad(c, "time \"%s\": expected a number", text);
     char *stamp = colon + 1, *content = NULL;
+    bool one = stamp[1] == ':' || stamp[1] == '\0';
+    c->stamp = one ? stamp[0] : '?'; /* so that a bad time names its event */
+    if (!read_number(text, &c->ts) || c->ts < 0)
+        return bad(c, "time \"%s\": expected a number >= 0", text);
+    if (!one) {
+        stamp[strcspn(stamp, ":")] = '\0';
+        return bad(c, "stamp \"%s\": expected one character", stamp);
+    }
     if (stamp[1] == ':')
         content = stamp + 2;
-    else if (stamp[1] != '\0')
-        return bad(c, "stamp \"%s\": expected one character", stamp);
-    c->stamp = stamp[0];
     int need = from_batsim(c->stamp);
     if (need < 0 && strchr("JPRnE", c->stamp))
         return bad(c, "%s", "this stamp goes from the scheduler to Batsim, not the other way");
@@ -293,10 +297,15 @@ int fbf_bv2_decode(fbf_bv2_decoder *d, char *content, size_t len, fbf_error *err
     const char *end;
     if (!colon || !read_uint(content, &end, &version) || end != colon)
         return bad(&c, "header \"%.60s\": expected VERSION:TIME", content);
-    if (version > VERSION)
-        return bad(&c, "version %s: the text protocol's versions are 0 to 3", content);
-    if (!read_number(colon + 1, &d->now))
-        return bad(&c, "time \"%.40s\": expected a number", colon + 1);
+    if (version > VERSION) {
+        char t[80];
+        snprintf(t, sizeof t, "version %lu: the text protocol's versions are 0 to 3",
+                 (unsigned long)version);
+        return bad(&c, "%s", t);
+    }
+    /* Simulated time starts at 0: a negative one is no time of Batsim's. */
+    if (!read_number(colon + 1, &d->now) || d->now < 0)
+        return bad(&c, "time \"%.40s\": expected a number >= 0", colon + 1);
     if (d->now < d->last_now) {
         char t[120];
         snprintf(t, sizeof t, "time %.6f is before the previous message's %.6f", d->now,
