@@ -80,15 +80,31 @@ static int read_machines(const ctx *c, const char *s, fbf_idset *set)
     }
 }
 
+/* The events decoded so far point into d->sets: when it grows, they are
+ * moved along (copied, not realloc'ed, so that the old block is still
+ * there to be measured against). */
 static fbf_idset *next_set(fbf_bv2_decoder *d)
 {
     if (d->nsets == d->sets_cap) {
         size_t cap = d->sets_cap ? 2 * d->sets_cap : 8;
-        fbf_idset *s = realloc(d->sets, cap * sizeof *s);
+        fbf_idset *s = malloc(cap * sizeof *s);
         if (!s)
             return NULL;
+        if (d->sets_cap)
+            memcpy(s, d->sets, d->sets_cap * sizeof *s);
         for (size_t i = d->sets_cap; i < cap; i++)
             fbf_idset_init(&s[i]);
+        for (size_t i = 0; i < d->n; i++) {
+            fbf_event *e = &d->ev[i];
+            const fbf_idset **set = e->kind == FBF_EV_STATE_CHANGED ? &e->u.state.machines
+                                    : e->kind == FBF_EV_MACHINES_FAILED ||
+                                            e->kind == FBF_EV_MACHINES_RESTORED
+                                        ? &e->u.machines
+                                        : NULL;
+            if (set)
+                *set = s + (*set - d->sets);
+        }
+        free(d->sets);
         d->sets = s;
         d->sets_cap = cap;
     }
