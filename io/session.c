@@ -168,8 +168,8 @@ static int store_platform(fbf_session *s, fbf_idset *out, fbf_error *err)
     text[len] = '\0';
     bool ok = it.len > 0 && it.len < sizeof text;
     for (size_t i = 0; ok && i < len; i++) {
-        ok = text[i] >= '0' && text[i] <= '9';
-        n = n * 10 + (unsigned long long)(text[i] - '0');
+        ok = text[i] >= '0' && text[i] <= '9' && n <= (unsigned long long)FBF_IDSET_MAX_ID + 1;
+        n = n * 10 + (unsigned long long)(text[i] - '0'); /* < 2^35: no wrap */
     }
     fbf_store_release(s->store);
     if (!ok || n < 1 || n > (unsigned long long)FBF_IDSET_MAX_ID + 1)

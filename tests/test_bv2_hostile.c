@@ -242,6 +242,11 @@ static const hcase cases[] = {
         "message 1: event 0 (A): Redis key \"$P:nb_res\": expected a number of machines in [1, "
         "2^31], got \"0\"",
         .nb_res = "0"),
+    /* 2^64 + 4 must not wrap around to 4 machines. */
+    BAD("nb_res_wraps", STEPS(">3:0|0:A"),
+        "message 1: event 0 (A): Redis key \"$P:nb_res\": expected a number of machines in [1, "
+        "2^31], got \"18446744073709551620\"",
+        .nb_res = "18446744073709551620"),
     BAD("redis_unreachable", STEPS(">3:0|0:A"),
         "message 1: event 0 (A): cannot connect to Redis at $R", .dead_redis = true),
 
