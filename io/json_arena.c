@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -86,18 +87,30 @@ static void hook_free(void *p)
         free(p);
 }
 
-static void install_hooks(void)
-{
-    cJSON_Hooks h = {.malloc_fn = hook_malloc, .free_fn = hook_free};
-    cJSON_InitHooks(&h);
-}
-
-static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+/* cJSON's hooks are its library's, process-wide: installed once before
+ * the first arena, taken back by fbf_json_arena_unhook(). */
+static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool hooked;
 
 fbf_json_arena *fbf_json_arena_create(void)
 {
-    pthread_once(&hooks_once, install_hooks);
+    pthread_mutex_lock(&hooks_lock);
+    if (!hooked) {
+        cJSON_Hooks h = {.malloc_fn = hook_malloc, .free_fn = hook_free};
+        cJSON_InitHooks(&h);
+        hooked = true;
+    }
+    pthread_mutex_unlock(&hooks_lock);
     return calloc(1, sizeof(fbf_json_arena));
+}
+
+void fbf_json_arena_unhook(void)
+{
+    pthread_mutex_lock(&hooks_lock);
+    if (hooked)
+        cJSON_InitHooks(NULL);
+    hooked = false;
+    pthread_mutex_unlock(&hooks_lock);
 }
 
 static void drop_blocks(fbf_json_arena *a)

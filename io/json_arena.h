@@ -72,4 +72,10 @@ static inline cJSON *fbf_json_get(const cJSON *o, const char *key)
     return NULL;
 }
 
+/* Gives cJSON its own malloc and free back, for a library about to be
+ * unloaded (libfastbf-edc's deinit): hooks pointing into unloaded code
+ * would crash the next user of cJSON in the process. Only once no arena
+ * is left; the next fbf_json_arena_create() hooks again. */
+void fbf_json_arena_unhook(void);
+
 #endif

@@ -134,7 +134,7 @@ static double mono_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_serve_stats *st,
+static int serve_loop(void *sock, watch *w, const fbf_zmq_handler *h, fbf_serve_stats *st,
                       fbf_error *err)
 {
     zmq_msg_t msg;
@@ -152,11 +152,10 @@ static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_serve_stats 
             }
         } else {
             atomic_store(&w->received, ++received);
-            const char *reply;
+            const void *reply;
             size_t len;
             double t0 = st ? mono_s() : 0;
-            rc = fbf_bv4_session_handle(s, zmq_msg_data(&msg), zmq_msg_size(&msg), &reply, &len,
-                                        err);
+            rc = h->handle(h->ctx, zmq_msg_data(&msg), zmq_msg_size(&msg), &reply, &len, err);
             if (st) { /* asked for: two clock reads a message */
                 double dt = mono_s() - t0;
                 st->messages = received;
@@ -167,14 +166,15 @@ static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_serve_stats 
             if (rc < 0) {
                 /* Batsim would wait for this reply forever: one that it
                  * refuses makes it stop with our reason instead. */
-                reply = fbf_bv4_session_refusal(s, zmq_msg_data(&msg), zmq_msg_size(&msg),
-                                                err->text, &len);
+                reply = h->refusal ? h->refusal(h->ctx, zmq_msg_data(&msg), zmq_msg_size(&msg),
+                                                err->text, &len)
+                                   : NULL;
                 if (reply)
                     zmq_send(sock, reply, len, 0);
                 break;
             }
             if (zmq_send(sock, reply, len, 0) >= 0) {
-                if (rc == FBF_BV4_ENDED) {
+                if (rc > 0) {
                     rc = 0;
                     break;
                 }
@@ -185,7 +185,8 @@ static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_serve_stats 
         }
         if (e == ETERM && atomic_load(&w->lost))
             rc = fbf_errorf(err, -ECONNRESET,
-                            "Batsim disconnected after %lu messages, before SIMULATION_ENDS",
+                            "Batsim disconnected after %lu messages, before the simulation "
+                            "ended",
                             received);
         else
             rc = fbf_errorf(err, -e, "%s failed: %s", op, zmq_strerror(e));
@@ -195,8 +196,30 @@ static int serve_loop(void *sock, watch *w, fbf_bv4_session *s, fbf_serve_stats 
     return rc;
 }
 
+static int bv4_handle(void *ctx, const void *req, size_t len, const void **reply,
+                      size_t *reply_len, fbf_error *err)
+{
+    const char *r;
+    int rc = fbf_bv4_session_handle(ctx, req, len, &r, reply_len, err);
+    *reply = r;
+    return rc;
+}
+
+static const void *bv4_refusal(void *ctx, const void *req, size_t len, const char *why,
+                               size_t *reply_len)
+{
+    return fbf_bv4_session_refusal(ctx, req, len, why, reply_len);
+}
+
 int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_serve_stats *stats,
                   fbf_error *err)
+{
+    fbf_zmq_handler h = {.ctx = s, .handle = bv4_handle, .refusal = bv4_refusal};
+    return fbf_zmq_serve_with(endpoint, &h, stats, err);
+}
+
+int fbf_zmq_serve_with(const char *endpoint, const fbf_zmq_handler *h, fbf_serve_stats *stats,
+                       fbf_error *err)
 {
     if (stats)
         *stats = (fbf_serve_stats){0};
@@ -215,7 +238,7 @@ int fbf_zmq_serve(const char *endpoint, fbf_bv4_session *s, fbf_serve_stats *sta
     }
     watch w;
     watch_start(&w, zctx, sock);
-    rc = serve_loop(sock, &w, s, stats, err);
+    rc = serve_loop(sock, &w, h, stats, err);
     watch_stop(&w, sock);
 out:
     if (sock)

@@ -20,9 +20,11 @@
 #include "io/bv2_frame.h"
 #include "io/submitter.h"
 #include "io/bv4_session.h"
+#include "io/bv5_process.h"
 #include "io/zmq_server.h"
 #include "policies/registry.h"
 #include "tools/lib/counters.h"
+#include "tools/lib/edc_init.h"
 #include "tools/lib/memstat.h"
 #include "tools/lib/workload.h"
 
@@ -30,7 +32,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fastbf [--policy NAME] [--reservation-depth K]\n"
-            "              [--protocol batsim4] [--endpoint URL]\n"
+            "              [--protocol batsim4|batsim5] [--endpoint URL]\n"
             "              [--protocol batsim2 --socket PATH [--redis-host H]\n"
             "               [--redis-port P] [--max-message BYTES]]\n"
             "              [--workers N] [--kill-after SECONDS] [--max-wait SECONDS]\n"
@@ -50,7 +52,10 @@ static void usage(FILE *out)
             "  --reservation-depth K    backfilling: how many waiting jobs hold a reservation\n"
             "                           (easy: 1, conservative: unlimited; K >= 1 or\n"
             "                           'unlimited')\n"
-            "  --protocol NAME          batsim4 (default) or batsim2\n"
+            "  --protocol NAME          batsim4 (default), batsim5 (an External Decision\n"
+            "                           Component process: Batsim's init string, a JSON\n"
+            "                           object of these options under their names with '_'\n"
+            "                           for '-', overrides the command line), or batsim2\n"
             "  --endpoint URL           batsim4: ZeroMQ endpoint to bind (default: %s)\n"
             "  --socket PATH            batsim2: the Unix socket Batsim listens on; job data\n"
             "                           is read from Redis under '<absolute PATH>:'\n"
@@ -142,6 +147,23 @@ static fbf_submitter *load_plan(const char *path, double pause, fbf_error *err)
     free(plan);
     fbf_workload_destroy(wl);
     return reg;
+}
+
+/* Batsim 5's init string over the command line's options (a process EDC's
+ * handshake). */
+typedef struct edc_config {
+    fbf_power_config power;
+    bool verbose;
+} edc_config;
+
+static int configure_edc(void *ctx, const char *init, size_t len, fbf_bv5_options *o,
+                         fbf_error *err)
+{
+    edc_config *c = ctx;
+    int rc = fbf_edc_init_read(init, len, o, &c->power, &c->verbose, err);
+    o->session.power = &c->power;
+    o->session.log = c->verbose ? stderr : NULL;
+    return rc;
 }
 
 static bool parse_seconds(const char *s, double *out)
@@ -281,9 +303,12 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         return bad_usage("unexpected argument '%s'", argv[optind]);
-    bool v2 = strcmp(protocol, "batsim2") == 0;
-    if (!v2 && strcmp(protocol, "batsim4") != 0)
-        return bad_usage("--protocol: '%s' is not batsim4 or batsim2", protocol);
+    bool v2 = strcmp(protocol, "batsim2") == 0, v5 = strcmp(protocol, "batsim5") == 0;
+    if (!v2 && !v5 && strcmp(protocol, "batsim4") != 0)
+        return bad_usage("--protocol: '%s' is not batsim4, batsim5 or batsim2", protocol);
+    if (v5 && (tag_starts || query_energy || reg_path))
+        return bad_usage("%s", "--tag-starts, --query-energy and --register-workload are not "
+                               "carried by batsim5 in this fastbf");
     if (!v2 && v2_only)
         return bad_usage("%s", "--socket, --redis-host, --redis-port and --max-message go "
                                "with --protocol batsim2");
@@ -342,7 +367,20 @@ int main(int argc, char **argv)
     };
     fbf_bv4_session *s = NULL;
     fbf_bv2_client *c = NULL;
-    if (v2) {
+    fbf_bv5_process p5;
+    edc_config p5cfg = {.power = power, .verbose = verbose};
+    bool ready = true;
+    if (v5) {
+        fbf_bv5_options o5 = {.session = {.engine = ecfg,
+                                          .log = o.log,
+                                          .power = &p5cfg.power,
+                                          .sleep_pstate_given = sleep_given,
+                                          .compute_pstate_given = compute_given,
+                                          .call_margin = 1e-3,
+                                          .call_per_event = 2e-5},
+                              .format = FBF_BV5_FORMAT_JSON};
+        fbf_bv5_process_init(&p5, &o5, configure_edc, &p5cfg);
+    } else if (v2) {
         fbf_bv2_options o2 = {
             .session = {.engine = ecfg,
                         .log = o.log,
@@ -357,15 +395,16 @@ int main(int argc, char **argv)
             .connect_timeout_s = 30,
         };
         c = fbf_bv2_client_create(&o2, &err);
+        ready = c != NULL;
     } else {
         s = fbf_bv4_session_create(&o, &err);
+        ready = s != NULL;
     }
-    if (!s && !c) {
+    if (!ready) {
         fprintf(stderr, "fastbf: %s\n", err.text);
         fbf_submitter_destroy(reg);
         return 1;
     }
-    fbf_engine *e = v2 ? fbf_bv2_client_engine(c) : fbf_bv4_session_engine(s);
     long start_kib = -1;
     if (verbose) {
         start_kib = fbf_memstat_settled_rss_kib();
@@ -376,9 +415,18 @@ int main(int argc, char **argv)
     fbf_serve_stats st = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = v2 ? fbf_bv2_client_serve(c, stats || verbose ? &st : NULL, &err)
-                : fbf_zmq_serve(endpoint, s, stats || verbose ? &st : NULL, &err);
+    fbf_serve_stats *stp = stats || verbose ? &st : NULL;
+    int rc;
+    if (v5) {
+        fbf_zmq_handler h = fbf_bv5_process_handler(&p5);
+        rc = fbf_zmq_serve_with(endpoint, &h, stp, &err);
+    } else {
+        rc = v2 ? fbf_bv2_client_serve(c, stp, &err) : fbf_zmq_serve(endpoint, s, stp, &err);
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    fbf_engine *e = v5   ? (p5.edc ? fbf_bv5_edc_engine(p5.edc) : NULL)
+                    : v2 ? fbf_bv2_client_engine(c)
+                         : fbf_bv4_session_engine(s);
     if (st.messages)
         fprintf(stderr,
                 "fastbf: %lu messages answered in %.6f s (%.2f us each; the first in %.6f s) "
@@ -387,7 +435,7 @@ int main(int argc, char **argv)
                 st.first_s,
                 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9,
                 v2 ? "the socket" : "ZeroMQ");
-    if (verbose && rc == 0) {
+    if (verbose && rc == 0 && e) {
         /* What the jobs still known cost to hold: the benchmarks read this
          * line (bench/run_case.py). */
         fprintf(stderr,
@@ -400,6 +448,8 @@ int main(int argc, char **argv)
                            fbf_engine_policy_counters(e, work, sizeof work / sizeof work[0]));
     }
     fbf_bv2_client_destroy(c);
+    if (v5)
+        fbf_bv5_process_fini(&p5);
     fbf_bv4_session_destroy(s);
     fbf_submitter_destroy(reg);
     if (rc < 0) {
