@@ -4,7 +4,9 @@ tools/bench.sh left in RESULTS_DIR (Python 3 standard library + gnuplot).
 
     report.py RESULTS_DIR OUT.md PLOTS_DIR
 
-RESULTS_DIR holds meta.env, commands.txt, echo.txt, microbench.json and
+RESULTS_DIR holds meta.env, commands.txt, echo.txt, microbench.json,
+protocol_cost.json, protocol_cost_pinned.json and before_after.json
+(bench/protocol_cost.py), and
 cases/<kind>~<workload>~<policy>~<transport>~<workers>/ with case.json (from
 bench/run_case.py) and, when the case was repeated, hyperfine.json.
 """
@@ -19,6 +21,7 @@ import sys
 from cases import (held_at, held_per_job, lat_of, lat_ratio, load_cases, paired_ratio,
                    wall_of, work_of)
 from plots import plot
+from protocol_cost import render as protocol_cost_section
 
 POLICIES = ("fcfs", "easy", "conservative")
 
@@ -297,6 +300,12 @@ def main():
         w("```\n" + open(echo).read().strip() + "\n```\n")
     socket_ratio_section(res, w)
     throughput_section(res, w)
+    # bench/protocol_cost.py: v2 against v4, and the run against --baseline.
+    for name in ("protocol_cost.json", "protocol_cost_pinned.json", "before_after.json"):
+        path = os.path.join(res, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                md.extend(protocol_cost_section(json.load(f)))
 
     # Trace replays
     traces = sorted({c["workload"] for c in cases if c["kind"] == "trace"})

@@ -6,19 +6,21 @@
 # hyperfine, runs the Google Benchmark micro-benchmarks, then writes
 # bench/RESULTS.md and bench/plots/. See bench/README.md.
 # Usage: bash tools/bench.sh [--quick] [--limit SECONDS] [--exchanges K] [--no-install]
+#                            [--baseline REV]  (also: the in-process replay against REV's build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: $*" >&2; exit 2; }
 
-mode=full limit= install=1 exchanges=200
+mode=full limit= install=1 exchanges=200 baseline=
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) mode=quick ;;
     --limit) [ $# -ge 2 ] || die "--limit needs a number of seconds"; limit=$2; shift ;;
     --exchanges) [ $# -ge 2 ] || die "--exchanges needs a number"; exchanges=$2; shift ;;
     --no-install) install=0 ;;
+    --baseline) [ $# -ge 2 ] || die "--baseline needs a git revision"; baseline=$2; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown option '$1' (try --help)" ;;
     esac
@@ -29,11 +31,12 @@ done
 # seconds they may take together, micro-benchmark filter.
 if [ "$mode" = quick ]; then
     depths="1000 10000"; limit=${limit:-6}; runs=3; repeat_s=5; echo_trips=5000; ratio_pairs=3
-    tput_runs=5
+    tput_runs=5; proto_runs=1; proto_policies=fcfs; baseline_pairs=5
     mb_filter='BM_Idset|BM_JobsFind|BM_Decide/easy/workers:1/waiting:(1000|10000)/|BM_Decide/conservative/workers:1/waiting:1000/'
 else
     depths="1000 10000 100000 1000000"; limit=${limit:-60}; runs=5; repeat_s=60; echo_trips=20000
-    ratio_pairs=7; tput_runs=15
+    ratio_pairs=7; tput_runs=15; proto_runs=5; proto_policies=fcfs,easy,conservative
+    baseline_pairs=21
     mb_filter='BM_' # every micro-benchmark
 fi
 [[ "$limit" =~ ^[0-9]+$ && "$limit" -gt 0 ]] || die "--limit: '$limit' is not a whole number of seconds > 0"
@@ -222,6 +225,32 @@ for i in $(seq "$tput_runs"); do
     run "$build/fastbf-replay" "$ratio_trace" --inproc --policy fcfs --quiet \
         --out "$res/throughput/$i" >/dev/null || failed=1
 done
+
+# The protocols over the socket: the same trace under each policy over v4
+# (ZeroMQ), v2 (Unix socket, jobs from Redis) and v4 in Redis mode, in
+# rounds, unpinned and with every process on CPU 0 (bench/protocol_cost.py
+# starts and stops its own redis-server).
+if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
+    echo "== protocol cost: v2 text vs v4 ($proto_policies, $proto_runs rounds, unpinned and pinned)"
+    run python3 bench/protocol_cost.py protocols --bin "$build" --trace "$ratio_trace" \
+        --policies "$proto_policies" --runs "$proto_runs" \
+        --out "$res/protocol_cost.json" >/dev/null || failed=1
+    run python3 bench/protocol_cost.py protocols --bin "$build" --trace "$ratio_trace" \
+        --policies "$proto_policies" --runs "$proto_runs" --pin 0 \
+        --out "$res/protocol_cost_pinned.json" >/dev/null || failed=1
+else
+    echo "== protocol cost skipped: redis-server is missing"
+fi
+# --baseline REV: the in-process fcfs replay of REV's build (a temporary
+# worktree, same build type) against this one, in pairs back to back.
+if [ -n "$baseline" ]; then
+    echo "== in-process replay against $baseline ($baseline_pairs pairs)"
+    cg=()
+    command -v valgrind >/dev/null && cg=(--callgrind)
+    run python3 bench/protocol_cost.py before-after --bin "$build" --old-rev "$baseline" \
+        --trace "$ratio_trace" --pairs "$baseline_pairs" "${cg[@]}" \
+        --out "$res/before_after.json" >/dev/null || failed=1
+fi
 
 # Each deep case is the submission burst of N jobs and then the first K
 # exchanges (--max-exchanges): decisions at about N waiting, which a full
