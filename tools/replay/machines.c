@@ -10,6 +10,7 @@
  * it is exact from the jobs' start and end.
  */
 #include "tools/replay/machines.h"
+#include "tools/replay/v5.h"
 
 #include <errno.h>
 #include <math.h>
@@ -244,6 +245,10 @@ void fbf_machines_emit(fbf_replay *r, size_t *count, const fbf_rev *e)
             m->st[id] = g->on ? M_ON : M_OFF;
             m->since[id] = e->t;
         }
+    if (r->cfg.protocol == FBF_PROTO_BV5) { /* HostsTurnedOnOffEvent */
+        fbf_v5_switched(r, count, e->t, m->ranges + g->first, g->n, g->pstate);
+        return;
+    }
     if (v2) { /* p:MIDS=PSTATE, one per P */
         fbf_v2_event(r, count, e->t, 'p');
         fbf_jbuf_lit(b, ":");

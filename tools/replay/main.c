@@ -1,8 +1,9 @@
 /*
  * fastbf-replay: plays Batsim's side of the Batsim v4 JSON protocol (or,
- * with --protocol batsim2, of the older v2 text protocol), without
- * SimGrid, so any Batsim scheduler (fastbf or another) can be driven
- * through a real trace quickly and checked strictly.
+ * with --protocol batsim2, of the older v2 text protocol, or with
+ * --protocol batsim5 of Batsim 5's batprotocol), without SimGrid, so any
+ * Batsim scheduler (fastbf or another) can be driven through a real trace
+ * quickly and checked strictly.
  *
  * This file: wiring and exit codes (options.c: the command line). The
  * simulation is in sim.c, reply checking in validate.c (v2_reply.c),
@@ -31,8 +32,9 @@
 #include "tools/replay/machines.h"
 #include "tools/replay/replay.h"
 #include "tools/replay/transport.h"
+#include "tools/replay/v5.h"
 
-static int run(const fbf_replay_options *o)
+static int run(const fbf_replay_options *o, int argc, char **argv)
 {
     fbf_error err;
     fbf_error_clear(&err);
@@ -95,6 +97,9 @@ static int run(const fbf_replay_options *o)
     }
     if (tr) {
         /* batsim2: made above */
+    } else if (o->edc_library) {
+        snprintf(label, sizeof label, "EDC library %s", o->edc_library);
+        tr = fbf_transport_edc_library(o->edc_library, &err);
     } else if (o->inproc) {
         const char *name = o->policy ? o->policy : "fcfs";
         const fbf_policy_entry *pe = fbf_policy_lookup(name);
@@ -133,8 +138,19 @@ static int run(const fbf_replay_options *o)
         fbf_workload_destroy(wl);
         return FBF_EXIT_INVALID;
     }
+    /* batsim5: what SimulationBeginsEvent tells of this run. */
+    char endpoint[160] = "";
+    if (!o->edc_library)
+        snprintf(endpoint, sizeof endpoint, "%.*s", (int)strcspn(tr->what, " "), tr->what);
+    fbf_v5_config v5c = {.init = o->edc_init ? o->edc_init : "",
+                         .init_len = o->edc_init ? strlen(o->edc_init) : 0,
+                         .endpoint = endpoint,
+                         .export_prefix = o->out ? o->out : "",
+                         .argv = (const char *const *)argv,
+                         .argc = argc};
     fbf_replay r;
     fbf_replay_config cfg = {.nb_res = nb_res,
+                             .v5 = o->protocol == FBF_PROTO_BV5 ? &v5c : NULL,
                              .protocol = o->protocol,
                              .livelock_max = 1e6,
                              .progress = !o->quiet && isatty(STDERR_FILENO),
@@ -209,5 +225,5 @@ int main(int argc, char **argv)
         return rc;
     if (o.echo)
         return fbf_echo_bench((size_t)o.echo, 256, stdout);
-    return run(&o);
+    return run(&o, argc, argv);
 }

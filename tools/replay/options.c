@@ -24,7 +24,8 @@ static void usage(FILE *f)
 "Usage: fastbf-replay [OPTIONS] WORKLOAD\n"
 "Plays Batsim's side of the Batsim v4 JSON protocol (without SimGrid) for the\n"
 "jobs of WORKLOAD, checks every reply of the scheduler as Batsim would, and\n"
-"prints a summary. --protocol batsim2 plays the older v2 text protocol.\n"
+"prints a summary. --protocol batsim2 plays the older v2 text protocol,\n"
+"--protocol batsim5 Batsim 5's batprotocol (JSON) with an EDC.\n"
 "\n"
 "WORKLOAD is an SWF trace (plain or .gz) or a Batsim JSON workload. SWF: id\n"
 "w0!<field 1>, subtime field 2, runtime field 4, res field 5 (else 8),\n"
@@ -58,6 +59,17 @@ static void usage(FILE *f)
 "                         E, e. No dynamic jobs, queries, kills or metadata\n"
 "  --socket PATH          the socket's file (default: batsim.sock in a fresh\n"
 "                         temporary directory, removed at exit)\n"
+"\n"
+"Batsim 5 (batprotocol, JSON format) with an External Decision Component:\n"
+"  --protocol batsim5     with --scheduler CMD or --endpoint URL (an EDC process\n"
+"                         behind a ZeroMQ REP socket, {endpoint} as above) or:\n"
+"  --edc-library PATH     an EDC shared library (batsim_edc_init,\n"
+"                         batsim_edc_take_decisions, batsim_edc_deinit)\n"
+"  --edc-init STRING      the EDC's init data, passed unchanged (default empty)\n"
+"  --format FORMAT        json (default): the format the EDC must choose in its\n"
+"                         init flags (0x2); binary (flatbuffers) is not supported\n"
+"                         yet. The EDC's requested_simulation_features replace\n"
+"                         --forward-profiles and the dynamic-jobs options\n"
 "\n"
 "Workload:\n"
 "  --nb-res N             platform size (overrides the workload's)\n"
@@ -255,13 +267,42 @@ static int check_batsim2(const fbf_replay_options *o)
     return -1;
 }
 
+/* --protocol batsim5: an EDC, which asks for its features itself. */
+static int check_batsim5(const fbf_replay_options *o)
+{
+    static const char pre[] = "--protocol batsim5: ";
+    int modes = (o->scheduler != NULL) + (o->endpoint != NULL) + (o->edc_library != NULL);
+    if (o->inproc)
+        return bad("%s--inproc runs fastbf's own Batsim v4 session; give --scheduler CMD, "
+                   "--endpoint URL or --edc-library PATH", pre);
+    if (modes != 1)
+        return bad("%sgive exactly one of --scheduler, --endpoint and --edc-library", pre);
+    if (o->policy_opts || o->verbose)
+        return bad("%s--policy, --reservation-depth, --workers, --kill-after, --tag-starts and "
+                   "--verbose go with --inproc, which is batsim4's", pre);
+    if (o->dyn_jobs || o->profile_reuse || o->forward_profiles)
+        return bad("%s%s: a Batsim 5 EDC asks for it in its EDCHelloEvent "
+                   "(requested_simulation_features)", pre,
+                   o->dyn_jobs ? "--dynamic-jobs/--ack-dynamic-jobs"
+                   : o->profile_reuse ? "--profile-reuse" : "--forward-profiles");
+    if (o->query_wait)
+        return bad("%s--query-wait: Batsim 5 has no estimate_waiting_time query", pre);
+    if (o->redis_host[0])
+        return bad("%s--redis: Batsim 5 has no Redis mode (jobs come in JobSubmittedEvent)", pre);
+    if (o->socket)
+        return bad("%s--socket goes with --protocol batsim2", pre);
+    if (o->ecfg.compute_pstate == o->ecfg.sleep_pstate)
+        return bad("%s--compute-pstate and --sleep-pstate must differ", pre);
+    return -1;
+}
+
 int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
 {
     enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
            O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
            O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_DYN, O_ACK, O_FWD, O_QUERY, O_REDIS,
            O_ENERGY, O_MAX_EXCH = O_ENERGY + 5, O_EXT_END, O_REUSE, O_RECORD, O_PROTOCOL,
-           O_SOCKET };
+           O_SOCKET, O_EDC_LIB, O_EDC_INIT, O_FORMAT };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
@@ -295,6 +336,9 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
         {"record", required_argument, NULL, O_RECORD},
         {"protocol", required_argument, NULL, O_PROTOCOL},
         {"socket", required_argument, NULL, O_SOCKET},
+        {"edc-library", required_argument, NULL, O_EDC_LIB},
+        {"edc-init", required_argument, NULL, O_EDC_INIT},
+        {"format", required_argument, NULL, O_FORMAT},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -399,8 +443,20 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
                 o->protocol = FBF_PROTO_BV4;
             else if (strcmp(optarg, "batsim2") == 0)
                 o->protocol = FBF_PROTO_BV2;
+            else if (strcmp(optarg, "batsim5") == 0)
+                o->protocol = FBF_PROTO_BV5;
             else
-                return bad("--protocol '%s': expected batsim4 or batsim2", optarg);
+                return bad("--protocol '%s': expected batsim4, batsim2 or batsim5", optarg);
+            break;
+        case O_EDC_LIB: o->edc_library = optarg; break;
+        case O_EDC_INIT: o->edc_init = optarg; break;
+        case O_FORMAT:
+            o->format_given = true;
+            if (strcmp(optarg, "binary") == 0)
+                return bad("%s", "--format binary: flatbuffers binary is not supported by "
+                                 "fastbf-replay yet (--format json)");
+            if (strcmp(optarg, "json") != 0)
+                return bad("--format '%s': expected json or binary", optarg);
             break;
         case O_SOCKET:
             if (!*optarg)
@@ -417,6 +473,10 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
     if (optind + 1 != argc)
         return bad("%s", optind >= argc ? "no WORKLOAD given" : "more than one WORKLOAD given");
     o->workload = argv[optind];
+    if (o->protocol == FBF_PROTO_BV5)
+        return check_batsim5(o);
+    if (o->edc_library || o->edc_init || o->format_given)
+        return bad("%s", "--edc-library, --edc-init and --format go with --protocol batsim5");
     if (o->protocol == FBF_PROTO_BV2)
         return check_batsim2(o);
     int modes = (o->scheduler != NULL) + (o->endpoint != NULL) + o->inproc;

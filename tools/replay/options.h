@@ -35,6 +35,9 @@ typedef struct fbf_replay_options {
     fbf_replay_protocol protocol; /* --protocol */
     const char *socket;      /* --socket PATH (batsim2); NULL: a fresh one */
     bool v4_only;            /* an option batsim2 lacks was given (parse only) */
+    const char *edc_library; /* --edc-library PATH (batsim5); NULL: a process */
+    const char *edc_init;    /* --edc-init STRING (batsim5); NULL: "" */
+    bool format_given;       /* --format was given (batsim5 only) */
 } fbf_replay_options;
 
 /* The defaults, then argv. Returns -1 to go on, or an exit code (help,

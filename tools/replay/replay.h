@@ -15,6 +15,7 @@
  *   v2_message.c, v2_reply.c  --protocol batsim2: the text protocol's
  *               messages, its Redis keys, and the checking of its replies;
  *               the simulation (this state, sim.c's loop) is the same
+ *   v5_*.c      --protocol batsim5: Batsim 5's batprotocol in JSON (v5.h)
  *   options.c, main.c  options, and wiring
  *
  * Time model (what Batsim does, without SimGrid): a message carries every
@@ -172,6 +173,7 @@ typedef struct fbf_kill_item {
 typedef enum fbf_replay_protocol {
     FBF_PROTO_BV4 = 0, /* Batsim 4.2.1's JSON protocol over ZeroMQ (or in process) */
     FBF_PROTO_BV2,     /* Batsim v2's text protocol over a Unix socket, jobs in Redis */
+    FBF_PROTO_BV5,     /* Batsim 5's batprotocol (JSON) with an EDC process or library */
 } fbf_replay_protocol;
 
 typedef struct fbf_replay_config {
@@ -200,6 +202,7 @@ typedef struct fbf_replay_config {
     /* --record: every request and reply goes here (a zlib gzFile,
      * borrowed; NULL: none), see fbf_replay_record_message(). */
     void *record;
+    const struct fbf_v5_config *v5; /* --protocol batsim5 (v5.h); NULL otherwise */
 } fbf_replay_config;
 
 #define FBF_REPLAY_MAX_WORKLOADS 16
@@ -284,6 +287,7 @@ typedef struct fbf_replay {
     size_t nqueries, queries_cap;
     size_t answered, answered_unknown;
     struct fbf_machines *mach; /* --energy (machines.h); NULL: off */
+    struct fbf_v5 *v5;  /* --protocol batsim5 (v5.h); NULL otherwise */
 
     fbf_error err;     /* why the run stopped, when it did not end well */
     char *err_long;    /* the whole text when err.text had to cut it; NULL */

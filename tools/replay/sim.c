@@ -19,6 +19,7 @@
  */
 #include "tools/replay/replay.h"
 #include "tools/replay/machines.h"
+#include "tools/replay/v5.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,13 +27,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Drops completion entries of jobs that were killed meanwhile. */
+/* Drops completion entries of jobs that were killed meanwhile, and the
+ * triggers of batsim5 calls stopped since. */
 static void drop_stale(fbf_replay *r)
 {
-    while (r->heap_n && r->heap[0].kind == FBF_EV_COMPLETED) {
-        const fbf_rjob *j = &r->jobs[r->heap[0].arg];
-        if (j->state == FBF_RJ_RUNNING && j->start_seq == r->heap[0].seq)
+    while (r->heap_n) {
+        const fbf_rev *e = &r->heap[0];
+        if (e->kind == FBF_EV_COMPLETED) {
+            const fbf_rjob *j = &r->jobs[e->arg];
+            if (j->state == FBF_RJ_RUNNING && j->start_seq == e->seq)
+                return;
+        } else if (!(e->kind == FBF_EV_CALL && r->v5 && fbf_v5_call_dead(r, e))) {
             return;
+        }
         fbf_replay_heap_pop(r);
     }
 }
@@ -99,7 +106,9 @@ int fbf_replay_init(fbf_replay *r, fbf_workload *wl, const fbf_replay_config *cf
     }
     if (cfg->energy && fbf_machines_create(r, cfg->energy) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory for %u machines", cfg->nb_res);
-    if (n == 0 && cfg->protocol == FBF_PROTO_BV4) /* nothing to submit: say so at once */
+    if (cfg->protocol == FBF_PROTO_BV5 && fbf_v5_create(r) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    if (n == 0 && cfg->protocol != FBF_PROTO_BV2) /* nothing to submit: say so at once */
         fbf_replay_heap_push(r, 0, FBF_EV_NOTIFY, 0, 0);
     if (cfg->external_end >= 0) /* arg 1: the external-events notification */
         fbf_replay_heap_push(r, cfg->external_end, FBF_EV_NOTIFY, 1, r->seq++);
@@ -124,6 +133,7 @@ void fbf_replay_fini(fbf_replay *r)
     free(r->store_q);
     free(r->profile_stored);
     fbf_machines_destroy(r);
+    fbf_v5_destroy(r);
     fbf_idset_fini(&r->scratch);
     fbf_jbuf_fini(&r->msg);
     fbf_jbuf_fini(&r->store_text);
@@ -148,6 +158,13 @@ void fbf_replay_ev_open(fbf_replay *r, size_t *count, double t, const char *type
     else
         r->msg_kind = type;
     fbf_jbuf_lit(b, "{\"timestamp\":");
+    if (r->v5) { /* batprotocol: exact times, a union's _type and value */
+        fbf_v5_time(b, t);
+        fbf_jbuf_lit(b, ",\"event_type\":\"");
+        fbf_jbuf_raw(b, type, strlen(type));
+        fbf_jbuf_lit(b, "\",\"event\":");
+        return;
+    }
     fbf_replay_put_f(b, t);
     fbf_jbuf_lit(b, ",\"type\":\"");
     fbf_jbuf_raw(b, type, strlen(type));
@@ -178,6 +195,8 @@ static void emit_completed(fbf_replay *r, size_t *count, uint32_t job)
         fbf_v2_event(r, count, j->end, 'C');
         fbf_jbuf_lit(b, ":");
         fbf_jbuf_raw(b, r->wl->jobs[job].id, strlen(r->wl->jobs[job].id));
+    } else if (r->v5) {
+        fbf_v5_completed(r, count, job);
     } else {
         fbf_replay_ev_open(r, count, j->end, "JOB_COMPLETED");
         fbf_jbuf_lit(b, "{\"job_id\":");
@@ -219,6 +238,15 @@ static void emit_submitted(fbf_replay *r, size_t *count, uint32_t job, bool ack)
         r->waiting++;
         return;
     }
+    if (r->v5) {
+        fbf_v5_submitted(r, count, job);
+        if (!ack) {
+            r->jobs[job].state = FBF_RJ_WAITING;
+            r->submitted++;
+            r->waiting++;
+        }
+        return;
+    }
     fbf_replay_ev_open(r, count, wj->subtime, "JOB_SUBMITTED");
     fbf_jbuf_lit(b, "{\"job_id\":");
     fbf_jbuf_str(b, wj->id);
@@ -258,7 +286,10 @@ void fbf_replay_msg_open(fbf_replay *r, double now)
     else
         fbf_jbuf_lit(&r->msg, "{\"now\":");
     size_t at = r->msg.len;
-    fbf_replay_put_f(&r->msg, now);
+    if (r->v5)
+        fbf_v5_time(&r->msg, now);
+    else
+        fbf_replay_put_f(&r->msg, now);
     size_t n = r->msg.len - at;
     if (!v2)
         fbf_jbuf_lit(&r->msg, ",\"events\":[");
@@ -303,7 +334,7 @@ static size_t build_message(fbf_replay *r, bool *calls_only, bool *calls_min)
                    (st == r->heap[0].t && FBF_EV_SUBMITTED < r->heap[0].kind))) {
             emit_submitted(r, &count, next, false);
             *calls_only = false;
-            if (++r->next_sub == n && r->cfg.protocol == FBF_PROTO_BV4)
+            if (++r->next_sub == n && r->cfg.protocol != FBF_PROTO_BV2)
                 fbf_replay_heap_push(r, st, FBF_EV_NOTIFY, 0, 0);
             continue;
         }
@@ -315,13 +346,20 @@ static size_t build_message(fbf_replay *r, bool *calls_only, bool *calls_min)
             emit_completed(r, &count, e.arg);
             break;
         case FBF_EV_KILLED:
-            fbf_replay_json_killed(r, &count, e.t, e.arg);
+            if (r->v5)
+                fbf_v5_killed(r, &count, e.t, e.arg);
+            else
+                fbf_replay_json_killed(r, &count, e.t, e.arg);
             break;
         case FBF_EV_ACK:
             emit_submitted(r, &count, e.arg, true);
             break;
         case FBF_EV_CALL:
-            *calls_min = *calls_min && e.arg;
+            *calls_min = *calls_min && (e.arg & 1);
+            if (r->v5) {
+                fbf_v5_requested_call(r, &count, &e);
+                break;
+            }
             if (r->cfg.protocol == FBF_PROTO_BV2) { /* the wake-up of an n */
                 fbf_v2_event(r, &count, e.t, 'N');
                 break;
@@ -334,6 +372,10 @@ static size_t build_message(fbf_replay *r, bool *calls_only, bool *calls_min)
             fbf_machines_emit(r, &count, &e);
             break;
         case FBF_EV_NOTIFY:
+            if (r->v5) {
+                fbf_v5_notify(r, &count, e.t, e.arg);
+                break;
+            }
             fbf_replay_ev_open(r, &count, e.t, "NOTIFY");
             if (e.arg)
                 fbf_jbuf_lit(&r->msg, "{\"type\":\"no_more_external_event_to_occur\"}}");
@@ -362,6 +404,8 @@ static void build_ends(fbf_replay *r)
     fbf_replay_msg_open(r, r->clock);
     if (r->cfg.protocol == FBF_PROTO_BV2) {
         fbf_v2_event(r, &count, r->clock, 'Z');
+    } else if (r->v5) {
+        fbf_v5_ends(r, &count);
     } else {
         fbf_replay_ev_open(r, &count, r->clock, "SIMULATION_ENDS");
         fbf_jbuf_lit(&r->msg, "{}}]}");
@@ -373,6 +417,10 @@ static void build_ends(fbf_replay *r)
 
 static int exchange(fbf_replay *r)
 {
+    /* Batsim 5's JSON messages end with a NUL byte that their size counts. */
+    size_t text_len = r->msg.len;
+    if (r->v5)
+        fbf_jbuf_raw(&r->msg, "", 1);
     if (r->msg.oom || r->oom)
         return fbf_errorf(&r->err, -ENOMEM, "out of memory building message #%zu",
                           r->msg_index), FBF_EXIT_INTERNAL;
@@ -385,7 +433,7 @@ static int exchange(fbf_replay *r)
     size_t len;
     fbf_error terr;
     fbf_error_clear(&terr);
-    if (r->cfg.record && !fbf_replay_record_message(r, "> ", r->msg.p, r->msg.len))
+    if (r->cfg.record && !fbf_replay_record_message(r, "> ", r->msg.p, text_len))
         return fbf_errorf(&r->err, -EIO, "--record: cannot write message #%zu", r->msg_index),
                FBF_EXIT_INTERNAL;
     double a = fbf_replay_now_s();
@@ -393,7 +441,8 @@ static int exchange(fbf_replay *r)
     double b = fbf_replay_now_s();
     if (!fbf_replay_record_exchange(r, a, b))
         return fbf_errorf(&r->err, -ENOMEM, "out of memory"), FBF_EXIT_INTERNAL;
-    if (rc == 0 && r->cfg.record && !fbf_replay_record_message(r, "< ", reply, len))
+    size_t rec = len - (r->v5 && rc == 0 && len && reply[len - 1] == '\0'); /* its terminator */
+    if (rc == 0 && r->cfg.record && !fbf_replay_record_message(r, "< ", reply, rec))
         return fbf_errorf(&r->err, -EIO, "--record: cannot write reply #%zu", r->msg_index),
                FBF_EXIT_INTERNAL;
     if (rc) {
@@ -404,6 +453,7 @@ static int exchange(fbf_replay *r)
         return FBF_EXIT_INVALID;
     }
     rc = r->cfg.protocol == FBF_PROTO_BV2 ? fbf_v2_apply_reply(r, reply, len)
+         : r->v5                           ? fbf_v5_apply_reply(r, reply, len)
                                            : fbf_replay_apply_reply(r, reply, len);
     if (rc)
         return rc == -ENOMEM ? FBF_EXIT_INTERNAL : FBF_EXIT_INVALID;
@@ -482,8 +532,12 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
     double t0 = fbf_replay_now_s();
     r->progress_last = t0;
     int rc = fbf_replay_store_start(r);
+    if (rc == FBF_EXIT_OK && r->v5)
+        rc = fbf_v5_hello(r); /* the handshake: the EDC's features shape the rest */
     if (r->cfg.protocol == FBF_PROTO_BV2)
         fbf_v2_begins(r);
+    else if (r->v5)
+        fbf_v5_begins(r);
     else
         fbf_replay_json_begins(r);
     if (rc == FBF_EXIT_OK)
@@ -494,6 +548,13 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
          * msg_index counts), then a clean end, unless the run ends anyway. */
         if (r->cfg.max_exchanges && r->msg_index > r->cfg.max_exchanges && events_left(r)) {
             r->truncated = true;
+            rc = end_run(r);
+            break;
+        }
+        /* batsim5's ForceSimulationStopEvent: what would have come is
+         * dropped, and SimulationEndsEvent comes next. */
+        if (r->v5 && r->v5->stop_asked) {
+            r->truncated = events_left(r) || r->running || r->waiting;
             rc = end_run(r);
             break;
         }

@@ -97,6 +97,12 @@ fbf_transport *fbf_transport_unix(const char *cmd, const char *path, double time
 /* Its socket's absolute path (the Redis key prefix, without the ':'). */
 const char *fbf_transport_unix_path(const fbf_transport *t);
 
+/* A Batsim 5 EDC built as a shared library (transport_edc.c): the first
+ * exchange goes to batsim_edc_init (the request and the reply in the
+ * process EDC's init layout), the next ones to batsim_edc_take_decisions,
+ * finish() to batsim_edc_deinit. */
+fbf_transport *fbf_transport_edc_library(const char *path, fbf_error *err);
+
 /* Replaces every "{endpoint}" in cmd by endpoint, or appends
  * " --endpoint <endpoint>". Returns a malloc'ed string (caller frees). */
 char *fbf_transport_command(const char *cmd, const char *endpoint);
