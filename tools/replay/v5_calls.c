@@ -108,13 +108,15 @@ static int periodic(fbf_replay *r, const cJSON *when, long ev, const char *id, d
         if (strcmp(c->id, id) == 0)
             return fail(r, ev, T, NULL, "received a new CallMeLater with call_id='%s' while this "
                         "call_id is already in use", id);
-        uint64_t lo = c->period_ms < ms ? c->period_ms : ms, hi = c->period_ms < ms ? ms : c->period_ms;
+        uint64_t lo = c->period_ms < ms ? c->period_ms : ms;
+        uint64_t hi = c->period_ms < ms ? ms : c->period_ms;
         if (hi % lo)
             return fail(r, ev, T, NULL, "Period inconsistency found within periodic triggers. "
                         "All periods should be the same, or longer periods should be a multiple "
-                        "of all shorter periods. Period %llu is incompatible with period %llu "
-                        "(call '%s'): Period inconsistency found, aborting",
-                        (unsigned long long)hi, (unsigned long long)lo, c->id);
+                        "of all shorter periods. Period %llu is incompatible with period %llu, "
+                        "as the remainder of %llu/%llu is non-zero (ms; calls '%s' and '%s')",
+                        (unsigned long long)hi, (unsigned long long)lo, (unsigned long long)hi,
+                        (unsigned long long)lo, id, c->id);
     }
     int64_t idx = new_call(r, id);
     if (idx < 0)
