@@ -27,6 +27,7 @@ typedef struct group {
     uint32_t n;
     uint32_t pstate;
     bool on;
+    bool now; /* batsim5's ChangeHostsPStateEvent: no switch delay */
 } group;
 
 typedef struct fbf_machines fbf_machines;
@@ -147,6 +148,12 @@ int fbf_machines_set(fbf_replay *r, const cJSON *data, double at, char *why, siz
 
 int fbf_machines_apply(fbf_replay *r, const fbf_idset *s, uint32_t pstate, double at)
 {
+    return fbf_machines_apply_at_once(r, s, pstate, at, false);
+}
+
+int fbf_machines_apply_at_once(fbf_replay *r, const fbf_idset *s, uint32_t pstate, double at,
+                               bool now)
+{
     fbf_machines *m = r->mach;
     bool on = pstate == m->cfg.compute_pstate;
     if (!grow((void **)&m->groups, &m->groups_cap, m->ngroups + 1, sizeof *m->groups) ||
@@ -160,9 +167,10 @@ int fbf_machines_apply(fbf_replay *r, const fbf_idset *s, uint32_t pstate, doubl
             m->since[id] = at;
         }
     memcpy(m->ranges + m->nranges, s->r, s->n * sizeof *s->r);
-    m->groups[m->ngroups] = (group){m->nranges, s->n, pstate, on};
+    m->groups[m->ngroups] = (group){m->nranges, s->n, pstate, on, now};
     m->nranges += s->n;
-    fbf_replay_heap_push(r, at + (on ? m->cfg.on_delay : m->cfg.off_delay), FBF_EV_STATE,
+    double delay = now ? 0 : on ? m->cfg.on_delay : m->cfg.off_delay;
+    fbf_replay_heap_push(r, at + delay, FBF_EV_STATE,
                          (uint32_t)m->ngroups, r->seq++);
     m->ngroups++;
     return 0;
@@ -246,7 +254,7 @@ void fbf_machines_emit(fbf_replay *r, size_t *count, const fbf_rev *e)
             m->since[id] = e->t;
         }
     if (r->cfg.protocol == FBF_PROTO_BV5) { /* HostsTurnedOnOffEvent */
-        fbf_v5_switched(r, count, e->t, m->ranges + g->first, g->n, g->pstate);
+        fbf_v5_switched(r, count, e->t, m->ranges + g->first, g->n, g->pstate, g->now);
         return;
     }
     if (v2) { /* p:MIDS=PSTATE, one per P */

@@ -52,6 +52,10 @@ int fbf_machines_query(fbf_replay *r, const cJSON *data, double at, char *why, s
  * the switch of s to pstate from at on, and one consumed_energy answer
  * at at. 0 or -ENOMEM. */
 int fbf_machines_apply(fbf_replay *r, const fbf_idset *s, uint32_t pstate, double at);
+/* The same; with now, the switch takes no time (batsim5's pstate change,
+ * acknowledged as such). */
+int fbf_machines_apply_at_once(fbf_replay *r, const fbf_idset *s, uint32_t pstate, double at,
+                               bool now);
 int fbf_machines_ask_energy(fbf_replay *r, double at);
 /* A machine's state, FBF_RM_*, and its name ("SWITCHING_OFF"). */
 enum { FBF_RM_ON = 0, FBF_RM_SWITCHING_OFF, FBF_RM_OFF, FBF_RM_SWITCHING_ON };

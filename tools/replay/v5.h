@@ -111,10 +111,11 @@ int fbf_v5_stop_call(fbf_replay *r, const cJSON *e, long ev);
 void fbf_v5_requested_call(fbf_replay *r, size_t *count, const fbf_rev *e);
 /* Whether heap entry e is the trigger of a call stopped since. */
 bool fbf_v5_call_dead(const fbf_replay *r, const fbf_rev *e);
-/* --energy: TurnOnOffHostsEvent, and the HostsTurnedOnOffEvent that
- * acknowledges a switch once every host of it is done. */
-int fbf_v5_turn_onoff(fbf_replay *r, const cJSON *e, long ev, double at);
+/* --energy: TurnOnOffHostsEvent (a switch through machines.c's delays)
+ * and ChangeHostsPStateEvent (at once); the HostsTurnedOnOffEvent or
+ * HostsPStateChangedEvent (pstate_change) that acknowledges one. */
+int fbf_v5_turn_onoff(fbf_replay *r, const cJSON *e, long ev, double at, bool pstate_change);
 void fbf_v5_switched(fbf_replay *r, size_t *count, double t, const fbf_range *rg, uint32_t n,
-                     uint32_t pstate);
+                     uint32_t pstate, bool pstate_change);
 
 #endif

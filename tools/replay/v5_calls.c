@@ -21,6 +21,10 @@
  *     state, a sleep one for idle computing hosts, the computation one for
  *     sleeping hosts, through machines.c's switch delays; then one
  *     HostsTurnedOnOffEvent {host_ids, state}
+ *   ChangeHostsPStateEvent {host_ids, pstate} (--energy): the same change
+ *     at once, as Batsim sets a pstate without delay, acknowledged by one
+ *     HostsPStateChangedEvent {host_ids, pstate} at the decision's time
+ *     (the replayer models two pstates: --compute-pstate, --sleep-pstate)
  * The texts of Batsim's refusals are kept where it has one.
  */
 #include "tools/replay/v5.h"
@@ -211,19 +215,20 @@ void fbf_v5_requested_call(fbf_replay *r, size_t *count, const fbf_rev *e)
         fbf_jbuf_lit(b, ",\"last_periodic_call\":false}}");
 }
 
-int fbf_v5_turn_onoff(fbf_replay *r, const cJSON *e, long ev, double at)
+int fbf_v5_turn_onoff(fbf_replay *r, const cJSON *e, long ev, double at, bool pstate_change)
 {
-    static const char T[] = "TurnOnOffHostsEvent";
+    const char *T = pstate_change ? "ChangeHostsPStateEvent" : "TurnOnOffHostsEvent";
+    const char *state = pstate_change ? "pstate" : "state";
     if (!r->mach)
         return fail(r, ev, T, NULL, "fastbf-replay simulates host power states only with "
                     "--energy");
     const char *hosts;
     if (fbf_v5_string(r, ev, T, e, "event", "host_ids", &hosts))
         return -EPROTO;
-    const cJSON *st = fbf_json_get(e, "state");
+    const cJSON *st = fbf_json_get(e, state);
     if (!cJSON_IsNumber(st) || st->valuedouble < 0 || st->valuedouble != floor(st->valuedouble) ||
         st->valuedouble > UINT32_MAX)
-        return fail(r, ev, T, NULL, "event.state is missing or not a pstate number");
+        return fail(r, ev, T, NULL, "event.%s is missing or not a pstate number", state);
     uint32_t ps = (uint32_t)st->valuedouble;
     fbf_error perr;
     fbf_idset *s = &r->scratch;
@@ -244,16 +249,21 @@ int fbf_v5_turn_onoff(fbf_replay *r, const cJSON *e, long ev, double at)
             if (m == FBF_RM_SWITCHING_OFF || m == FBF_RM_SWITCHING_ON)
                 return fail(r, ev, T, NULL, "Machine %u ('r%u') has an invalid pstate (it is "
                             "%s)", id, id, fbf_machines_state_name(m));
+            if (!on && ps != cfg->sleep_pstate && pstate_change)
+                return fail(r, ev, T, NULL, "host %u: pstate %u is neither the computation "
+                            "pstate (%u) nor the sleep pstate (%u) that fastbf-replay models",
+                            id, ps, cfg->compute_pstate, cfg->sleep_pstate);
             if (!on && ps != cfg->sleep_pstate)
                 return fail(r, ev, T, NULL, "Invalid turning ON/OFF of host %u ('r%u'): "
                             "Switching from a computation pstate to an invalid pstate: %u -> %u "
                             "(fastbf-replay: computation pstate %u, sleep pstate %u)", id, id,
                             cur, ps, cfg->compute_pstate, cfg->sleep_pstate);
-            if (m == FBF_RM_ON && on)
+            /* Batsim sets a pstate whatever the host's: only a switch checks. */
+            if (!pstate_change && m == FBF_RM_ON && on)
                 return fail(r, ev, T, NULL, "Invalid turning ON/OFF of host %u ('r%u'): Asked "
                             "to turn ON a host already in a computing pstate (current: %u "
                             "target: %u)", id, id, cur, ps);
-            if (m == FBF_RM_OFF && !on)
+            if (!pstate_change && m == FBF_RM_OFF && !on)
                 return fail(r, ev, T, NULL, "Invalid turning ON/OFF of host %u ('r%u'): Asked "
                             "to turn OFF a host already in a sleep pstate (current: %u target: "
                             "%u)", id, id, cur, ps);
@@ -261,18 +271,23 @@ int fbf_v5_turn_onoff(fbf_replay *r, const cJSON *e, long ev, double at)
                 return fail(r, ev, T, NULL, "host %u runs job %s: fastbf-replay turns off idle "
                             "hosts only", id, r->wl->jobs[r->owner[id]].id);
         }
-    return fbf_machines_apply(r, s, ps, at) < 0 ? fbf_errorf(&r->err, -ENOMEM, "out of memory")
-                                                : 0;
+    return fbf_machines_apply_at_once(r, s, ps, at, pstate_change) < 0
+               ? fbf_errorf(&r->err, -ENOMEM, "out of memory")
+               : 0;
 }
 
 void fbf_v5_switched(fbf_replay *r, size_t *count, double t, const fbf_range *rg, uint32_t n,
-                     uint32_t pstate)
+                     uint32_t pstate, bool pstate_change)
 {
     fbf_jbuf *b = &r->msg;
-    fbf_replay_ev_open(r, count, t, "HostsTurnedOnOffEvent");
+    fbf_replay_ev_open(r, count, t,
+                       pstate_change ? "HostsPStateChangedEvent" : "HostsTurnedOnOffEvent");
     fbf_jbuf_lit(b, "{\"host_ids\":\"");
     fbf_jbuf_ranges(b, rg, n);
-    fbf_jbuf_lit(b, "\",\"state\":");
+    if (pstate_change)
+        fbf_jbuf_lit(b, "\",\"pstate\":");
+    else
+        fbf_jbuf_lit(b, "\",\"state\":");
     fbf_jbuf_int(b, pstate);
     fbf_jbuf_lit(b, "}}");
 }

@@ -28,13 +28,14 @@
  *       ..."), not rejected ("Invalid kill: ... has not been started yet");
  *       ids already being killed are dropped from the acknowledgement, as
  *       Batsim does; the JobsKilledEvent comes even when none is left
- *   CallMeLaterEvent, StopCallMeLaterEvent, TurnOnOffHostsEvent  v5_calls.c
+ *   CallMeLaterEvent, StopCallMeLaterEvent, TurnOnOffHostsEvent,
+ *       ChangeHostsPStateEvent  v5_calls.c
  *   ForceSimulationStopEvent  the rest of the reply is dropped and
  *       SimulationEndsEvent comes next
  *   FinishRegistrationEvent  nothing to do (no registration is open)
  *   EDCHelloEvent  "External decision component said hello twice!"
  *   refused: events Batsim sends ("Unhandled event type received (...)"),
- *       registration, probes and pstate changes (not supported yet),
+ *       registration and probes (not supported yet),
  *       unknown types
  */
 #include "tools/replay/v5.h"
@@ -334,8 +335,8 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
         return fbf_v5_call_me_later(r, ev, i, at);
     if (strcmp(t, "StopCallMeLaterEvent") == 0)
         return fbf_v5_stop_call(r, ev, i);
-    if (strcmp(t, "TurnOnOffHostsEvent") == 0)
-        return fbf_v5_turn_onoff(r, ev, i, at);
+    if (strcmp(t, "TurnOnOffHostsEvent") == 0 || strcmp(t, "ChangeHostsPStateEvent") == 0)
+        return fbf_v5_turn_onoff(r, ev, i, at, t[0] == 'C');
     if (strcmp(t, "ForceSimulationStopEvent") == 0) {
         r->v5->stop_asked = *stop = true;
         return 0;
@@ -348,7 +349,7 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
         return fail(r, i, t, NULL, "Unhandled event type received (%s)", t);
     static const char *const unsupported[] = {
         "RegisterJobEvent", "RegisterProfileEvent", "CreateProbeEvent", "StopProbeEvent",
-        "TriggerProbeEvent", "ResetProbeEvent", "ChangeHostsPStateEvent", NULL};
+        "TriggerProbeEvent", "ResetProbeEvent", NULL};
     if (listed(unsupported, t))
         return fail(r, i, t, NULL, "%s is not supported by fastbf-replay --protocol batsim5 yet",
                     t);
