@@ -14,8 +14,11 @@
  *    SimulationEndsEvent, and --record;
  *  - requested calls (one-shot, in seconds and milliseconds; periodic,
  *    finite and stopped), kills and their JobsKilledEvent,
- *    ForceSimulationStopEvent, host switches under --energy, forwarded
- *    profiles;
+ *    ForceSimulationStopEvent, host switches and pstate changes under
+ *    --energy, forwarded profiles;
+ *  - fastbf's own EDC library (libfastbf-edc) gets the out_jobs.csv of
+ *    the v4 replay of its policy, and with energy saving the jobs and the
+ *    joules of the fastbf process over v4;
  *  - library failures and the options batsim5 refuses.
  * The bad replies are test_replay_v5_errors.
  */
@@ -476,6 +479,72 @@ static void test_energy_switch(void **state)
     fbf_test_replay_rmdir(dir);
 }
 
+static void test_energy_pstate_change(void **state)
+{
+    (void)state;
+    char *dir = fbf_test_replay_tmpdir();
+    const char *wl = write_three(dir);
+    /* Host 3 to the sleep pstate at once, whatever the switch delays. */
+    const char *script[] = {
+        "",
+        "{'now':$now,'events':[{'timestamp':$now,'event_type':'ChangeHostsPStateEvent','event':{"
+        "'host_ids':'3','pstate':1}}]}",
+        NULL};
+    run_result r = against(script, (const char *const[]){"--quiet", "--energy",
+                                                          "--switch-delays", "2:3", wl, NULL});
+    if (r.rc != 0)
+        fail_msg("exit %d: %s\n%s", r.rc, r.err, r.log);
+    assert_non_null(strstr(r.log, "{\"timestamp\":0.0,\"event_type\":\"HostsPStateChangedEvent\","
+                                  "\"event\":{\"host_ids\":\"3\",\"pstate\":1}}"));
+    result_free(&r);
+    fbf_test_replay_rmdir(dir);
+}
+
+/* fastbf's own EDC library (libfastbf-edc, when built), against the v4
+ * replay of the same policy: in process, and with energy saving against
+ * the fastbf process over v4. */
+static void test_fastbf_edc_as_v4(void **state)
+{
+    (void)state;
+    const char *edc = FBF_BUILD_DIR "/libfastbf-edc.so";
+    char *probe = fbf_test_replay_read(edc);
+    if (!probe)
+        skip();
+    free(probe);
+    char *dir = fbf_test_replay_tmpdir(), d4[600], d5[600], a[700], b[700], init[64];
+    static const char *const pols[] = {"easy", "conservative"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(d4, sizeof d4, "%s/v4-%s", dir, pols[k]);
+        snprintf(d5, sizeof d5, "%s/v5-%s", dir, pols[k]);
+        snprintf(init, sizeof init, "{\"policy\":\"%s\"}", pols[k]);
+        run_ok((const char *const[]){"--quiet", "--inproc", "--policy", pols[k], "--out", d4,
+                                     "--max-jobs", "2000", KTH, NULL});
+        run_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--edc-library", edc,
+                                     "--edc-init", init, "--out", d5, "--max-jobs", "2000", KTH,
+                                     NULL});
+        snprintf(a, sizeof a, "%s/out_jobs.csv", d4);
+        snprintf(b, sizeof b, "%s/out_jobs.csv", d5);
+        expect_same_file(a, b);
+    }
+    snprintf(d4, sizeof d4, "%s/v4-energy", dir);
+    snprintf(d5, sizeof d5, "%s/v5-energy", dir);
+    char sched[600];
+    snprintf(sched, sizeof sched, "%s --policy easy --energy-saving 600",
+             fbf_test_replay_fastbf_path());
+    run_ok((const char *const[]){"--quiet", "--energy", "--scheduler", sched, "--out", d4,
+                                 "--max-jobs", "2000", KTH, NULL});
+    run_ok((const char *const[]){"--quiet", "--energy", "--protocol", "batsim5", "--edc-library",
+                                 edc, "--edc-init", "{\"policy\":\"easy\",\"energy_saving\":600}",
+                                 "--out", d5, "--max-jobs", "2000", KTH, NULL});
+    snprintf(a, sizeof a, "%s/out_jobs.csv", d4);
+    snprintf(b, sizeof b, "%s/out_jobs.csv", d5);
+    expect_same_file(a, b);
+    assert_true(fbf_test_replay_summary(d4, "energy.joules") ==
+                fbf_test_replay_summary(d5, "energy.joules"));
+    assert_true(fbf_test_replay_summary(d5, "energy.asleep_s") > 0);
+    fbf_test_replay_rmdir(dir);
+}
+
 static void expect_fail(const char *const *args, const char *needle)
 {
     char *out = NULL, *err = NULL;
@@ -557,6 +626,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_kill),
         cmocka_unit_test(test_force_stop),
         cmocka_unit_test(test_energy_switch),
+        cmocka_unit_test(test_energy_pstate_change),
+        cmocka_unit_test(test_fastbf_edc_as_v4),
         cmocka_unit_test(test_library_failures),
         cmocka_unit_test(test_options),
     };
