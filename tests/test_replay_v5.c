@@ -14,13 +14,10 @@
  *    SimulationEndsEvent, and --record;
  *  - requested calls (one-shot, in seconds and milliseconds; periodic,
  *    finite and stopped), kills and their JobsKilledEvent,
- *    ForceSimulationStopEvent, host switches and pstate changes under
- *    --energy, forwarded profiles;
- *  - fastbf's own EDC library (libfastbf-edc) gets the out_jobs.csv of
- *    the v4 replay of its policy, and with energy saving the jobs and the
- *    joules of the fastbf process over v4;
+ *    ForceSimulationStopEvent, forwarded profiles;
  *  - library failures and the options batsim5 refuses.
- * The bad replies are test_replay_v5_errors.
+ * The bad replies are test_replay_v5_errors, energy and fastbf's own EDC
+ * test_replay_v5_energy.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,6 +34,7 @@
 
 #include "support/replay_run.h"
 #include "support/v5_edc.h"
+#include "support/v5_run.h"
 #include "support/zmq_peer.h"
 
 #ifndef FBF_SOURCE_DIR
@@ -51,139 +49,29 @@
 #define SELF FBF_BUILD_DIR "/test_replay_v5"
 #define LIB FBF_BUILD_DIR "/libfbf_test_edc_fcfs.so"
 
-/* Jobs 1 and 2 at 0 (2 and 1 hosts), job 3 at 100, on 4 hosts. */
-static const char three_swf[] = "; MaxProcs: 4\n"
-                                "1 0 -1 10 2 -1 -1 2 10\n"
-                                "2 0 -1 5 1 -1 -1 1 5\n"
-                                "3 100 -1 5 1 -1 -1 1 5\n";
-
-typedef struct run_result {
-    int rc;
-    char *out, *err, *log;
-} run_result;
-
-static void result_free(run_result *r)
-{
-    free(r->out);
-    free(r->err);
-    free(r->log);
-}
-
-/* fastbf-replay --protocol batsim5 --endpoint <a thread EDC with script>
- * args... */
-static run_result against(const char *const *script, const char *const *args)
-{
-    char ep[128];
-    fbf_test_v5edc_thread *t = fbf_test_v5edc_thread_start(script, ep, sizeof ep);
-    assert_non_null(t);
-    const char *all[40] = {"--protocol", "batsim5", "--endpoint", ep};
-    size_t n = 4;
-    for (size_t k = 0; args[k] && n < 39; k++)
-        all[n++] = args[k];
-    all[n] = NULL;
-    run_result r = {0};
-    r.rc = fbf_test_replay_run(all, TIMEOUT_MS, &r.out, &r.err);
-    r.log = fbf_test_v5edc_thread_stop(t);
-    return r;
-}
-
-static void expect_same_file(const char *a_path, const char *b_path)
-{
-    char *a = fbf_test_replay_read(a_path), *b = fbf_test_replay_read(b_path);
-    assert_non_null(a);
-    assert_non_null(b);
-    if (strcmp(a, b) != 0) {
-        size_t line = 1, i = 0;
-        for (; a[i] && a[i] == b[i]; i++)
-            line += a[i] == '\n';
-        fail_msg("%s and %s differ from line %zu", a_path, b_path, line);
-    }
-    free(a);
-    free(b);
-}
-
-static void run_ok(const char *const *args)
-{
-    char *out = NULL, *err = NULL;
-    int rc = fbf_test_replay_run(args, TIMEOUT_MS, &out, &err);
-    if (rc != 0)
-        fail_msg("fastbf-replay exit %d: %s", rc, err);
-    free(out);
-    free(err);
-}
-
 /* The v4 replay of wl under fastbf's in-process fcfs, into dir. */
 static void v4_fcfs(const char *wl, const char *dir, const char *max_jobs)
 {
-    run_ok((const char *const[]){"--quiet", "--inproc", "--policy", "fcfs", "--out", dir, wl,
+    fbf_test_v5_run_ok((const char *const[]){"--quiet", "--inproc", "--policy", "fcfs", "--out", dir, wl,
                                  max_jobs ? "--max-jobs" : NULL, max_jobs, NULL});
-}
-
-static char *write_three(const char *dir)
-{
-    static char path[512];
-    snprintf(path, sizeof path, "%s/three.swf", dir);
-    assert_int_equal(fbf_test_replay_write(path, three_swf, 0), 0);
-    return path;
-}
-
-/* The first line of log holding needle, malloc'ed, as JSON; NULL if none. */
-static cJSON *message_with(const char *log, const char *needle)
-{
-    const char *p = strstr(log, needle);
-    if (!p)
-        return NULL;
-    while (p > log && p[-1] != '\n')
-        p--;
-    size_t n = strcspn(p, "\n");
-    if (n >= 5 && strncmp(p + n - 5, "<NUL>", 5) == 0)
-        n -= 5;
-    return cJSON_ParseWithLength(p, n);
-}
-
-/* events[k].event of message m whose event_type is type, or NULL. */
-static const cJSON *event_of(const cJSON *m, const char *type)
-{
-    const cJSON *evs = cJSON_GetObjectItemCaseSensitive(m, "events");
-    for (const cJSON *e = evs ? evs->child : NULL; e; e = e->next) {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "event_type");
-        if (cJSON_IsString(t) && strcmp(t->valuestring, type) == 0)
-            return cJSON_GetObjectItemCaseSensitive(e, "event");
-    }
-    return NULL;
-}
-
-static double num(const cJSON *o, const char *a, const char *b)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
-    if (b)
-        v = cJSON_GetObjectItemCaseSensitive(v, b);
-    return cJSON_IsNumber(v) ? v->valuedouble : -12345;
-}
-
-static const char *str(const cJSON *o, const char *a, const char *b)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
-    if (b)
-        v = cJSON_GetObjectItemCaseSensitive(v, b);
-    return cJSON_IsString(v) ? v->valuestring : "(none)";
 }
 
 static void test_small_process_as_v4(void **state)
 {
     (void)state;
     char *dir = fbf_test_replay_tmpdir(), d4[600], d5[600], a[700], b[700];
-    const char *wl = write_three(dir);
+    char wl[600];
+    fbf_test_v5_three(dir, wl, sizeof wl);
     snprintf(d4, sizeof d4, "%s/v4", dir);
     snprintf(d5, sizeof d5, "%s/v5", dir);
     v4_fcfs(wl, d4, NULL);
-    run_result r = against(NULL, (const char *const[]){"--out", d5, "--edc-init", "hello world",
+    fbf_test_v5_result r = fbf_test_v5_against(NULL, (const char *const[]){"--out", d5, "--edc-init", "hello world",
                                                        wl, NULL});
     if (r.rc != 0)
         fail_msg("exit %d: %s", r.rc, r.err);
     snprintf(a, sizeof a, "%s/out_jobs.csv", d4);
     snprintf(b, sizeof b, "%s/out_jobs.csv", d5);
-    expect_same_file(a, b);
+    fbf_test_v5_same_file(a, b);
     /* The init data comes first, unchanged; every later message ends with
      * a NUL; the last one is SimulationEndsEvent alone. */
     assert_true(strncmp(r.log, "init:hello world\n", 17) == 0);
@@ -194,7 +82,7 @@ static void test_small_process_as_v4(void **state)
     assert_non_null(strstr(r.log, "{\"now\":105.0,\"events\":[{\"timestamp\":105.0,\"event_type\":"
                                   "\"SimulationEndsEvent\",\"event\":{}}]}<NUL>\n"));
     assert_non_null(strstr(r.out, "3 submitted, 3 completed"));
-    result_free(&r);
+    fbf_test_v5_result_free(&r);
     fbf_test_replay_rmdir(dir);
 }
 
@@ -202,7 +90,8 @@ static void test_small_library_as_v4(void **state)
 {
     (void)state;
     char *dir = fbf_test_replay_tmpdir(), d4[600], d5[600], a[700], b[700];
-    const char *wl = write_three(dir);
+    char wl[600];
+    fbf_test_v5_three(dir, wl, sizeof wl);
     snprintf(d4, sizeof d4, "%s/v4", dir);
     v4_fcfs(wl, d4, NULL);
     snprintf(a, sizeof a, "%s/out_jobs.csv", d4);
@@ -210,10 +99,10 @@ static void test_small_library_as_v4(void **state)
     const char *inits[] = {"fcfs", "no-nul"};
     for (int k = 0; k < 2; k++) {
         snprintf(d5, sizeof d5, "%s/v5-%d", dir, k);
-        run_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--edc-library", LIB,
+        fbf_test_v5_run_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--edc-library", LIB,
                                      "--edc-init", inits[k], "--out", d5, wl, NULL});
         snprintf(b, sizeof b, "%s/out_jobs.csv", d5);
-        expect_same_file(a, b);
+        fbf_test_v5_same_file(a, b);
     }
     fbf_test_replay_rmdir(dir);
 }
@@ -228,23 +117,23 @@ static void test_kth_three_ways_as_v4(void **state)
     /* The EDC as a library, as this binary started by the replayer
      * ({endpoint} replaced), and as a thread. */
     snprintf(d5, sizeof d5, "%s/lib", dir);
-    run_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--edc-library", LIB,
+    fbf_test_v5_run_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--edc-library", LIB,
                                  "--out", d5, "--max-jobs", "400", KTH, NULL});
     snprintf(b, sizeof b, "%s/out_jobs.csv", d5);
-    expect_same_file(a, b);
+    fbf_test_v5_same_file(a, b);
     snprintf(d5, sizeof d5, "%s/spawn", dir);
-    run_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--scheduler",
+    fbf_test_v5_run_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--scheduler",
                                  SELF " --v5-edc {endpoint}", "--out", d5, "--max-jobs", "400",
                                  KTH, NULL});
     snprintf(b, sizeof b, "%s/out_jobs.csv", d5);
-    expect_same_file(a, b);
+    fbf_test_v5_same_file(a, b);
     snprintf(d5, sizeof d5, "%s/thread", dir);
-    run_result r = against(NULL, (const char *const[]){"--quiet", "--out", d5, "--max-jobs",
+    fbf_test_v5_result r = fbf_test_v5_against(NULL, (const char *const[]){"--quiet", "--out", d5, "--max-jobs",
                                                        "400", KTH, NULL});
     assert_int_equal(r.rc, 0);
     snprintf(b, sizeof b, "%s/out_jobs.csv", d5);
-    expect_same_file(a, b);
-    result_free(&r);
+    fbf_test_v5_same_file(a, b);
+    fbf_test_v5_result_free(&r);
     fbf_test_replay_rmdir(dir);
 }
 
@@ -252,7 +141,8 @@ static void test_message_shapes(void **state)
 {
     (void)state;
     char *dir = fbf_test_replay_tmpdir(), rec[600];
-    const char *wl = write_three(dir);
+    char wl[600];
+    fbf_test_v5_three(dir, wl, sizeof wl);
     snprintf(rec, sizeof rec, "%s/rec.txt", dir);
     /* A hello that asks for every profile forward. */
     const char *script[] = {
@@ -262,55 +152,55 @@ static void test_message_shapes(void **state)
         "'requested_simulation_features':{'forward_profiles_on_job_submission':true,"
         "'forward_profiles_on_simulation_begins':true}}}]}",
         NULL};
-    run_result r = against(script, (const char *const[]){"--quiet", "--record", rec, wl, NULL});
+    fbf_test_v5_result r = fbf_test_v5_against(script, (const char *const[]){"--quiet", "--record", rec, wl, NULL});
     if (r.rc != 0)
         fail_msg("exit %d: %s", r.rc, r.err);
-    cJSON *m = message_with(r.log, "SimulationBeginsEvent");
-    const cJSON *e = event_of(m, "SimulationBeginsEvent");
+    cJSON *m = fbf_test_v5_message_with(r.log, "SimulationBeginsEvent");
+    const cJSON *e = fbf_test_v5_event_of(m, "SimulationBeginsEvent");
     assert_non_null(e);
-    assert_true(num(e, "host_number", NULL) == 4);
-    assert_true(num(e, "computation_host_number", NULL) == 4);
-    assert_true(num(e, "storage_host_number", NULL) == 0);
+    assert_true(fbf_test_v5_num(e, "host_number", NULL) == 4);
+    assert_true(fbf_test_v5_num(e, "computation_host_number", NULL) == 4);
+    assert_true(fbf_test_v5_num(e, "storage_host_number", NULL) == 0);
     const cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "computation_hosts"), 3);
-    assert_true(num(h, "id", NULL) == 3);
-    assert_string_equal(str(h, "name", NULL), "r3");
-    assert_string_equal(str(h, "state", NULL), "IDLE");
-    assert_true(num(h, "pstate", NULL) == 0 && num(h, "pstate_count", NULL) == 1);
-    cJSON *ctx = cJSON_Parse(str(e, "batsim_execution_context_json", NULL));
+    assert_true(fbf_test_v5_num(h, "id", NULL) == 3);
+    assert_string_equal(fbf_test_v5_str(h, "name", NULL), "r3");
+    assert_string_equal(fbf_test_v5_str(h, "state", NULL), "IDLE");
+    assert_true(fbf_test_v5_num(h, "pstate", NULL) == 0 && fbf_test_v5_num(h, "pstate_count", NULL) == 1);
+    cJSON *ctx = cJSON_Parse(fbf_test_v5_str(e, "batsim_execution_context_json", NULL));
     assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ctx, "socket_endpoint")));
     assert_non_null(strstr(cJSON_GetObjectItemCaseSensitive(ctx, "socket_endpoint")->valuestring,
                            "tcp://127.0.0.1:"));
     cJSON_Delete(ctx);
     const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "workloads"), 0);
-    assert_string_equal(str(w, "name", NULL), "w0");
+    assert_string_equal(fbf_test_v5_str(w, "name", NULL), "w0");
     const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "profiles"), 0);
-    assert_string_equal(str(p, "id", NULL), "w0!delay_10");
-    assert_string_equal(str(p, "profile_type", NULL), "DelayProfile");
-    assert_true(num(p, "profile", "delay") == 10);
+    assert_string_equal(fbf_test_v5_str(p, "id", NULL), "w0!delay_10");
+    assert_string_equal(fbf_test_v5_str(p, "profile_type", NULL), "DelayProfile");
+    assert_true(fbf_test_v5_num(p, "profile", "delay") == 10);
     cJSON_Delete(m);
 
-    m = message_with(r.log, "\"job_id\":\"w0!1\",\"job\"");
-    e = event_of(m, "JobSubmittedEvent");
+    m = fbf_test_v5_message_with(r.log, "\"job_id\":\"w0!1\",\"job\"");
+    e = fbf_test_v5_event_of(m, "JobSubmittedEvent");
     assert_non_null(e);
-    assert_true(num(e, "job", "resource_request") == 2);
-    assert_true(num(e, "job", "walltime") == 10);
-    assert_string_equal(str(e, "job", "profile_id"), "w0!delay_10");
-    assert_string_equal(str(e, "job", "extra_data"), "");
+    assert_true(fbf_test_v5_num(e, "job", "resource_request") == 2);
+    assert_true(fbf_test_v5_num(e, "job", "walltime") == 10);
+    assert_string_equal(fbf_test_v5_str(e, "job", "profile_id"), "w0!delay_10");
+    assert_string_equal(fbf_test_v5_str(e, "job", "extra_data"), "");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(e, "job"), "rigid")));
-    assert_true(num(e, "submission_time", NULL) == 0);
-    assert_string_equal(str(e, "profile", "id"), "w0!delay_10");
-    assert_true(num(cJSON_GetObjectItemCaseSensitive(e, "profile"), "profile", "delay") == 10);
+    assert_true(fbf_test_v5_num(e, "submission_time", NULL) == 0);
+    assert_string_equal(fbf_test_v5_str(e, "profile", "id"), "w0!delay_10");
+    assert_true(fbf_test_v5_num(cJSON_GetObjectItemCaseSensitive(e, "profile"), "profile", "delay") == 10);
     cJSON_Delete(m);
 
-    m = message_with(r.log, "\"job_id\":\"w0!2\",\"state\"");
-    e = event_of(m, "JobCompletedEvent");
-    assert_string_equal(str(e, "state", NULL), "COMPLETED_SUCCESSFULLY");
-    assert_true(num(e, "return_code", NULL) == 0);
-    assert_true(num(m, "now", NULL) == 5);
+    m = fbf_test_v5_message_with(r.log, "\"job_id\":\"w0!2\",\"state\"");
+    e = fbf_test_v5_event_of(m, "JobCompletedEvent");
+    assert_string_equal(fbf_test_v5_str(e, "state", NULL), "COMPLETED_SUCCESSFULLY");
+    assert_true(fbf_test_v5_num(e, "return_code", NULL) == 0);
+    assert_true(fbf_test_v5_num(m, "now", NULL) == 5);
     cJSON_Delete(m);
-    m = message_with(r.log, "AllStaticJobsHaveBeenSubmittedEvent");
-    assert_true(num(m, "now", NULL) == 100);
+    m = fbf_test_v5_message_with(r.log, "AllStaticJobsHaveBeenSubmittedEvent");
+    assert_true(fbf_test_v5_num(m, "now", NULL) == 100);
     cJSON_Delete(m);
 
     /* --record: the init data, the hello, then each message and reply. */
@@ -319,25 +209,17 @@ static void test_message_shapes(void **state)
     assert_true(strncmp(text, "> \n< {\"now\":0,", 14) == 0);
     assert_int_equal(fbf_test_count_lines(text), 2 + 2 * 7);
     free(text);
-    result_free(&r);
+    fbf_test_v5_result_free(&r);
     fbf_test_replay_rmdir(dir);
 }
 
-
-/* How many lines of log hold needle. */
-static int count(const char *log, const char *needle)
-{
-    int n = 0;
-    for (const char *p = strstr(log, needle); p; p = strstr(p + 1, needle))
-        n++;
-    return n;
-}
 
 static void test_calls(void **state)
 {
     (void)state;
     char *dir = fbf_test_replay_tmpdir();
-    const char *wl = write_three(dir);
+    char wl[600];
+    fbf_test_v5_three(dir, wl, sizeof wl);
     /* At SimulationBeginsEvent: a call at 50 s, one at 70000 ms, one in
      * the past (at once), three periodic ones every 20 s, and an infinite
      * one every 40 s, stopped in the reply to the third message. */
@@ -360,7 +242,7 @@ static void test_calls(void **state)
         "{'now':$now,'events':[{'timestamp':$now,'event_type':'StopCallMeLaterEvent',"
         "'event':{'call_me_later_id':'inf'}}]}",
         NULL};
-    run_result r = against(script, (const char *const[]){"--quiet", wl, NULL});
+    fbf_test_v5_result r = fbf_test_v5_against(script, (const char *const[]){"--quiet", wl, NULL});
     if (r.rc != 0)
         fail_msg("exit %d: %s\n%s", r.rc, r.err, r.log);
     assert_non_null(strstr(r.log, "{\"timestamp\":50.0,\"event_type\":\"RequestedCallEvent\","
@@ -370,14 +252,14 @@ static void test_calls(void **state)
                                   "\"event\":{\"call_me_later_id\":\"c70\""));
     assert_non_null(strstr(r.log, "{\"timestamp\":0.0,\"event_type\":\"RequestedCallEvent\","
                                   "\"event\":{\"call_me_later_id\":\"past\""));
-    assert_int_equal(count(r.log, "\"call_me_later_id\":\"p20\""), 3);
+    assert_int_equal(fbf_test_v5_count(r.log, "\"call_me_later_id\":\"p20\""), 3);
     assert_non_null(strstr(r.log, "{\"timestamp\":60.0,\"event_type\":\"RequestedCallEvent\","
                                   "\"event\":{\"call_me_later_id\":\"p20\",\"last_periodic_call\""
                                   ":true}}"));
-    assert_int_equal(count(r.log, "\"last_periodic_call\":true"), 1);
+    assert_int_equal(fbf_test_v5_count(r.log, "\"last_periodic_call\":true"), 1);
     /* Stopped in the reply to the message at 5 s, before its first call. */
-    assert_int_equal(count(r.log, "\"call_me_later_id\":\"inf\""), 0);
-    result_free(&r);
+    assert_int_equal(fbf_test_v5_count(r.log, "\"call_me_later_id\":\"inf\""), 0);
+    fbf_test_v5_result_free(&r);
     fbf_test_replay_rmdir(dir);
 }
 
@@ -385,7 +267,8 @@ static void test_kill(void **state)
 {
     (void)state;
     char *dir = fbf_test_replay_tmpdir(), out[600];
-    const char *wl = write_three(dir);
+    char wl[600];
+    fbf_test_v5_three(dir, wl, sizeof wl);
     snprintf(out, sizeof out, "%s/o", dir);
     /* Jobs 1 and 2 start at 0; at 5 s (job 2 done), job 1 is killed, named
      * twice: once in the acknowledgement. */
@@ -400,7 +283,7 @@ static void test_kill(void **state)
         "{'now':$now,'events':[{'timestamp':$now,'event_type':'KillJobsEvent','event':{"
         "'job_ids':['w0!1','w0!1']}}]}",
         NULL};
-    run_result r = against(script, (const char *const[]){"--quiet", "--out", out, wl, NULL});
+    fbf_test_v5_result r = fbf_test_v5_against(script, (const char *const[]){"--quiet", "--out", out, wl, NULL});
     if (r.rc != 0)
         fail_msg("exit %d: %s\n%s", r.rc, r.err, r.log);
     assert_non_null(strstr(r.log, "{\"timestamp\":5.0,\"event_type\":\"JobCompletedEvent\","
@@ -415,7 +298,7 @@ static void test_kill(void **state)
     assert_non_null(st);
     assert_string_equal(st, "COMPLETED_KILLED");
     free(st);
-    result_free(&r);
+    fbf_test_v5_result_free(&r);
     fbf_test_replay_rmdir(dir);
 }
 
@@ -423,7 +306,8 @@ static void test_force_stop(void **state)
 {
     (void)state;
     char *dir = fbf_test_replay_tmpdir(), out[600];
-    const char *wl = write_three(dir);
+    char wl[600];
+    fbf_test_v5_three(dir, wl, sizeof wl);
     snprintf(out, sizeof out, "%s/o", dir);
     /* Job 1 starts, then the EDC stops everything in the same reply: the
      * call after the stop is dropped, and SimulationEndsEvent comes next. */
@@ -437,7 +321,7 @@ static void test_force_stop(void **state)
         "{'timestamp':$now,'event_type':'CallMeLaterEvent','event':{'call_me_later_id':'x',"
         "'when_type':'OneShot','when':{'time':1}}}]}",
         NULL};
-    run_result r = against(script, (const char *const[]){"--out", out, wl, NULL});
+    fbf_test_v5_result r = fbf_test_v5_against(script, (const char *const[]){"--out", out, wl, NULL});
     if (r.rc != 0)
         fail_msg("exit %d: %s\n%s", r.rc, r.err, r.log);
     int lines = fbf_test_count_lines(r.log);
@@ -445,103 +329,7 @@ static void test_force_stop(void **state)
     assert_non_null(strstr(r.log, "{\"now\":0.0,\"events\":[{\"timestamp\":0.0,\"event_type\":"
                                   "\"SimulationEndsEvent\",\"event\":{}}]}<NUL>\n"));
     assert_non_null(strstr(r.out, "TRUNCATED"));
-    result_free(&r);
-    fbf_test_replay_rmdir(dir);
-}
-
-static void test_energy_switch(void **state)
-{
-    (void)state;
-    char *dir = fbf_test_replay_tmpdir();
-    const char *wl = write_three(dir);
-    /* Host 3 goes to sleep at the start (2 s), and back at 100 s (3 s). */
-    const char *script[] = {
-        "",
-        "{'now':$now,'events':[{'timestamp':$now,'event_type':'TurnOnOffHostsEvent','event':{"
-        "'host_ids':'3','state':1}}]}",
-        NULL};
-    run_result r = against(script, (const char *const[]){"--quiet", "--energy",
-                                                          "--switch-delays", "2:3", wl, NULL});
-    if (r.rc != 0)
-        fail_msg("exit %d: %s\n%s", r.rc, r.err, r.log);
-    assert_non_null(strstr(r.log, "{\"timestamp\":2.0,\"event_type\":\"HostsTurnedOnOffEvent\","
-                                  "\"event\":{\"host_ids\":\"3\",\"state\":1}}"));
-    cJSON *m = message_with(r.log, "SimulationBeginsEvent");
-    const cJSON *h = cJSON_GetArrayItem(
-        cJSON_GetObjectItemCaseSensitive(event_of(m, "SimulationBeginsEvent"), "computation_hosts"),
-        0);
-    assert_true(num(h, "pstate_count", NULL) == 4);
-    const cJSON *prop = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(h, "properties"), 2);
-    assert_string_equal(str(prop, "key", NULL), "sleep_pstates");
-    assert_string_equal(str(prop, "value", NULL), "1:2:3");
-    cJSON_Delete(m);
-    result_free(&r);
-    fbf_test_replay_rmdir(dir);
-}
-
-static void test_energy_pstate_change(void **state)
-{
-    (void)state;
-    char *dir = fbf_test_replay_tmpdir();
-    const char *wl = write_three(dir);
-    /* Host 3 to the sleep pstate at once, whatever the switch delays. */
-    const char *script[] = {
-        "",
-        "{'now':$now,'events':[{'timestamp':$now,'event_type':'ChangeHostsPStateEvent','event':{"
-        "'host_ids':'3','pstate':1}}]}",
-        NULL};
-    run_result r = against(script, (const char *const[]){"--quiet", "--energy",
-                                                          "--switch-delays", "2:3", wl, NULL});
-    if (r.rc != 0)
-        fail_msg("exit %d: %s\n%s", r.rc, r.err, r.log);
-    assert_non_null(strstr(r.log, "{\"timestamp\":0.0,\"event_type\":\"HostsPStateChangedEvent\","
-                                  "\"event\":{\"host_ids\":\"3\",\"pstate\":1}}"));
-    result_free(&r);
-    fbf_test_replay_rmdir(dir);
-}
-
-/* fastbf's own EDC library (libfastbf-edc, when built), against the v4
- * replay of the same policy: in process, and with energy saving against
- * the fastbf process over v4. */
-static void test_fastbf_edc_as_v4(void **state)
-{
-    (void)state;
-    const char *edc = FBF_BUILD_DIR "/libfastbf-edc.so";
-    char *probe = fbf_test_replay_read(edc);
-    if (!probe)
-        skip();
-    free(probe);
-    char *dir = fbf_test_replay_tmpdir(), d4[600], d5[600], a[700], b[700], init[64];
-    static const char *const pols[] = {"easy", "conservative"};
-    for (int k = 0; k < 2; k++) {
-        snprintf(d4, sizeof d4, "%s/v4-%s", dir, pols[k]);
-        snprintf(d5, sizeof d5, "%s/v5-%s", dir, pols[k]);
-        snprintf(init, sizeof init, "{\"policy\":\"%s\"}", pols[k]);
-        run_ok((const char *const[]){"--quiet", "--inproc", "--policy", pols[k], "--out", d4,
-                                     "--max-jobs", "2000", KTH, NULL});
-        run_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--edc-library", edc,
-                                     "--edc-init", init, "--out", d5, "--max-jobs", "2000", KTH,
-                                     NULL});
-        snprintf(a, sizeof a, "%s/out_jobs.csv", d4);
-        snprintf(b, sizeof b, "%s/out_jobs.csv", d5);
-        expect_same_file(a, b);
-    }
-    snprintf(d4, sizeof d4, "%s/v4-energy", dir);
-    snprintf(d5, sizeof d5, "%s/v5-energy", dir);
-    char sched[600];
-    snprintf(sched, sizeof sched, "%s --policy easy --energy-saving 600",
-             fbf_test_replay_fastbf_path());
-    run_ok((const char *const[]){"--quiet", "--energy", "--scheduler", sched, "--out", d4,
-                                 "--max-jobs", "2000", KTH, NULL});
-    run_ok((const char *const[]){"--quiet", "--energy", "--protocol", "batsim5", "--edc-library",
-                                 edc, "--edc-init", "{\"policy\":\"easy\",\"energy_saving\":600}",
-                                 "--out", d5, "--max-jobs", "2000", KTH, NULL});
-    snprintf(a, sizeof a, "%s/out_jobs.csv", d4);
-    snprintf(b, sizeof b, "%s/out_jobs.csv", d5);
-    expect_same_file(a, b);
-    assert_true(fbf_test_replay_summary(d4, "energy.joules") ==
-                fbf_test_replay_summary(d5, "energy.joules"));
-    assert_true(fbf_test_replay_summary(d5, "energy.asleep_s") > 0);
+    fbf_test_v5_result_free(&r);
     fbf_test_replay_rmdir(dir);
 }
 
@@ -559,7 +347,8 @@ static void test_library_failures(void **state)
 {
     (void)state;
     char *dir = fbf_test_replay_tmpdir();
-    const char *wl = write_three(dir);
+    char wl[600];
+    fbf_test_v5_three(dir, wl, sizeof wl);
     expect_fail((const char *const[]){"--protocol", "batsim5", "--edc-library", LIB,
                                       "--edc-init", "fail-init", wl, NULL},
                 "Error while calling init on the EDC library: returned 3");
@@ -625,9 +414,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_calls),
         cmocka_unit_test(test_kill),
         cmocka_unit_test(test_force_stop),
-        cmocka_unit_test(test_energy_switch),
-        cmocka_unit_test(test_energy_pstate_change),
-        cmocka_unit_test(test_fastbf_edc_as_v4),
         cmocka_unit_test(test_library_failures),
         cmocka_unit_test(test_options),
     };

@@ -22,14 +22,9 @@
 
 #include "support/replay_run.h"
 #include "support/v5_edc.h"
+#include "support/v5_run.h"
 
 #define TIMEOUT_MS 60000
-
-/* Jobs 1 and 2 at 0 (2 and 1 hosts), job 3 at 100, on 4 hosts. */
-static const char three_swf[] = "; MaxProcs: 4\n"
-                                "1 0 -1 10 2 -1 -1 2 10\n"
-                                "2 0 -1 5 1 -1 -1 1 5\n"
-                                "3 100 -1 5 1 -1 -1 1 5\n";
 
 #define HELLO(feat, commit)                                                                      \
     "{'now':0,'events':[{'timestamp':0,'event_type':'EDCHelloEvent','event':{"                   \
@@ -213,8 +208,7 @@ static void test_bad_replies(void **state)
 {
     (void)state;
     char *dir = fbf_test_replay_tmpdir(), wl[600];
-    snprintf(wl, sizeof wl, "%s/three.swf", dir);
-    assert_int_equal(fbf_test_replay_write(wl, three_swf, 0), 0);
+    fbf_test_v5_three(dir, wl, sizeof wl);
     size_t n = sizeof cases / sizeof *cases;
     assert_true(n >= 20);
     for (size_t k = 0; k < n; k++) {
