@@ -260,7 +260,8 @@ static void fcfs(fbf_test_v5edc *e, cJSON *out, double now)
                                 "SpreadOverHostsFirst");
         cJSON_AddItemToArray(out, ev);
     }
-    memmove(e->queue, e->queue + started, (e->qn - started) * sizeof *e->queue);
+    if (started) /* (a queue never filled is NULL) */
+        memmove(e->queue, e->queue + started, (e->qn - started) * sizeof *e->queue);
     e->qn -= started;
 }
 

@@ -93,10 +93,11 @@ void fbf_v5_ends(fbf_replay *r, size_t *count);
  * appended to b unquoted. */
 void fbf_v5_profile_id(const fbf_replay *r, uint32_t job, fbf_jbuf *b);
 
-/* v5_reply.c: one message of the EDC parsed into r->arena (released by
- * the caller): NULL with errno ENOMEM, or EPROTO and why (a trailing NUL
- * is allowed, an inner one is not). */
-cJSON *fbf_v5_parse(fbf_replay *r, const char *text, size_t len, char *why, size_t cap);
+/* v5_reply.c: one message of the EDC parsed (the caller deletes it), or
+ * NULL with why (a trailing NUL is allowed, an inner one is not; cJSON
+ * cannot tell a lack of memory from bad JSON). Never through an arena: a
+ * library EDC in this process may hold libcjson's allocation hooks. */
+cJSON *fbf_v5_parse(const char *text, size_t len, char *why, size_t cap);
 /* Checks and applies one reply. 0 or -EPROTO / -ENOMEM. */
 int fbf_v5_apply_reply(fbf_replay *r, const char *text, size_t len);
 /* The job named v: known, not deleted, its id well formed; -1 after

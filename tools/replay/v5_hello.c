@@ -127,10 +127,9 @@ static int hello_event(fbf_replay *r, const cJSON *h)
 static int hello_message(fbf_replay *r, const char *text, size_t len)
 {
     char why[300];
-    cJSON *root = fbf_v5_parse(r, text, len, why, sizeof why);
+    cJSON *root = fbf_v5_parse(text, len, why, sizeof why);
     if (!root)
-        return errno == ENOMEM ? (fbf_errorf(&r->err, -ENOMEM, "out of memory"), FBF_EXIT_INTERNAL)
-                               : hfail(r, "%s", why);
+        return hfail(r, "%s", why);
     int rc = FBF_EXIT_OK;
     const cJSON *now = fbf_json_get(root, "now"), *events = fbf_json_get(root, "events");
     const cJSON *e = cJSON_IsArray(events) ? events->child : NULL;
@@ -156,7 +155,7 @@ static int hello_message(fbf_replay *r, const char *text, size_t len)
         rc = hfail(r, "EDCHelloEvent: field event is missing or not an object");
     else
         rc = hello_event(r, fbf_json_get(e, "event"));
-    fbf_json_arena_release(r->arena);
+    cJSON_Delete(root);
     return rc;
 }
 

@@ -47,37 +47,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/json_arena.h"
+#include "io/json_arena.h" /* fbf_json_get */
 
 #define fail fbf_replay_fail
 
-cJSON *fbf_v5_parse(fbf_replay *r, const char *text, size_t len, char *why, size_t cap)
+cJSON *fbf_v5_parse(const char *text, size_t len, char *why, size_t cap)
 {
     /* Batsim reads a NUL-terminated text: one at the end is the
      * terminator, one before it would cut the message short. */
     if (len && text[len - 1] == '\0')
         len--;
     const char *nul = memchr(text, '\0', len);
-    errno = EPROTO;
     if (nul) {
         snprintf(why, cap, "byte %zu of %zu is a NUL inside the message (Batsim would read "
                  "the message up to it)", (size_t)(nul - text), len);
         return NULL;
     }
-    if (!r->arena && !(r->arena = fbf_json_arena_create())) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    cJSON *root = fbf_json_arena_parse(r->arena, text, len, NULL);
-    if (!root && errno == ENOMEM)
-        return NULL;
+    /* cJSON's own allocation, not an arena: a library EDC in this process
+     * may hold libcjson's allocation hooks (fastbf's does, for its own
+     * arena), and an arena of the replayer would take them from it. */
+    cJSON *root = cJSON_ParseWithLength(text, len);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();
         size_t off = at && at >= text && at <= text + len ? (size_t)(at - text) : 0;
         size_t show = len - off < 40 ? len - off : 40;
         snprintf(why, cap, "malformed JSON at byte %zu of %zu: '%.*s'", off, len, (int)show,
                  text + off);
-        errno = EPROTO;
     }
     return root;
 }
@@ -359,10 +354,9 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
 int fbf_v5_apply_reply(fbf_replay *r, const char *text, size_t len)
 {
     char why[300];
-    cJSON *root = fbf_v5_parse(r, text, len, why, sizeof why);
+    cJSON *root = fbf_v5_parse(text, len, why, sizeof why);
     if (!root)
-        return errno == ENOMEM ? fbf_errorf(&r->err, -ENOMEM, "out of memory parsing the reply")
-                               : fail(r, -1, NULL, NULL, "%s", why);
+        return fail(r, -1, NULL, NULL, "%s", why);
     int rc = 0;
     const cJSON *now = fbf_json_get(root, "now"), *events = fbf_json_get(root, "events");
     char a[40], b[40];
@@ -389,6 +383,6 @@ int fbf_v5_apply_reply(fbf_replay *r, const char *text, size_t len)
         if (!rc)
             r->clock = now->valuedouble > r->req_now ? now->valuedouble : r->req_now;
     }
-    fbf_json_arena_release(r->arena);
+    cJSON_Delete(root);
     return rc;
 }
