@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -87,31 +86,33 @@ static void hook_free(void *p)
         free(p);
 }
 
-/* cJSON's hooks are its library's, process-wide: installed once before
- * the first arena, taken back by fbf_json_arena_unhook(). */
+/* cJSON's hooks belong to its library, process-wide, and another copy of
+ * this code (libfastbf-edc in a host that uses cJSON too) may want them:
+ * they are ours only while a parse runs, counted so that a helper
+ * thread's parse and this thread's can overlap. Outside a parse cJSON
+ * allocates with malloc, as hook_malloc would. */
 static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool hooked;
+static int parses;
 
-fbf_json_arena *fbf_json_arena_create(void)
+static void hooks_take(void)
 {
     pthread_mutex_lock(&hooks_lock);
-    if (!hooked) {
+    if (parses++ == 0) {
         cJSON_Hooks h = {.malloc_fn = hook_malloc, .free_fn = hook_free};
         cJSON_InitHooks(&h);
-        hooked = true;
     }
     pthread_mutex_unlock(&hooks_lock);
-    return calloc(1, sizeof(fbf_json_arena));
 }
 
-void fbf_json_arena_unhook(void)
+static void hooks_give_back(void)
 {
     pthread_mutex_lock(&hooks_lock);
-    if (hooked)
+    if (--parses == 0)
         cJSON_InitHooks(NULL);
-    hooked = false;
     pthread_mutex_unlock(&hooks_lock);
 }
+
+fbf_json_arena *fbf_json_arena_create(void) { return calloc(1, sizeof(fbf_json_arena)); }
 
 static void drop_blocks(fbf_json_arena *a)
 {
@@ -157,10 +158,12 @@ void fbf_json_arena_release(fbf_json_arena *a)
 static cJSON *parse_into(fbf_json_arena *a, const char *text, size_t len, const char **end)
 {
     a->failed = 0;
+    hooks_take();
     tl_filling = a;
     const char *stop = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &stop, 0);
     tl_filling = NULL;
+    hooks_give_back();
     if (end)
         *end = stop;
     if (!root)

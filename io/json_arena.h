@@ -10,10 +10,11 @@
  *  - fbf_json_arena_parse() returns a tree that stays valid until the next
  *    parse into the same arena or its destruction. Never pass it, or any
  *    node of it, to cJSON_Delete(); detach nothing from it either.
- *  - The arena installs cJSON allocation hooks once per process. Outside
- *    an arena parse they are plain malloc/free, so every other cJSON use
- *    in the process behaves as before (cJSON then grows printed buffers by
- *    malloc and copy instead of realloc).
+ *  - The arena holds cJSON's allocation hooks (process-wide, its
+ *    library's) only while one of its parses runs; they are cJSON's own
+ *    malloc and free otherwise, so another user of cJSON in the process
+ *    (a host that loads libfastbf-edc, another copy of this code) keeps
+ *    its own allocations.
  *  - One arena belongs to one thread at a time; different arenas may parse
  *    on different threads at once.
  *  - Memory: the arena keeps one block sized to the largest recent
@@ -71,11 +72,5 @@ static inline cJSON *fbf_json_get(const cJSON *o, const char *key)
             return c;
     return NULL;
 }
-
-/* Gives cJSON its own malloc and free back, for a library about to be
- * unloaded (libfastbf-edc's deinit): hooks pointing into unloaded code
- * would crash the next user of cJSON in the process. Only once no arena
- * is left; the next fbf_json_arena_create() hooks again. */
-void fbf_json_arena_unhook(void);
 
 #endif

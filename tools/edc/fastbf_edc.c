@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "io/bv5_edc.h"
-#include "io/json_arena.h"
 #include "policies/registry.h"
 #include "tools/lib/edc_init.h"
 
@@ -57,7 +56,6 @@ EXPORT uint8_t batsim_edc_init(const uint8_t *init_data, uint32_t init_size, uin
         fprintf(stderr, "fastbf-edc: init: %s\n", err.text);
         fbf_bv5_edc_destroy(edc);
         edc = NULL;
-        fbf_json_arena_unhook();
         return 1;
     }
     *flags = o.format;
@@ -98,6 +96,5 @@ EXPORT uint8_t batsim_edc_deinit(void)
 {
     fbf_bv5_edc_destroy(edc);
     edc = NULL;
-    fbf_json_arena_unhook(); /* this library may be unloaded next */
     return 0;
 }
