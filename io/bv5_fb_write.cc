@@ -261,8 +261,11 @@ int fbf_bv5_fb_from_json(fbf_bv5_fb *f, const char *json, size_t len, const uint
         if (len && json[len - 1] == '\0')
             len--;
         f->text.assign(json, len); /* the parser wants a NUL-terminated text */
-        if (!f->parser->ParseJson(f->text.c_str()))
-            return parse_error(f->parser->error_, err);
+        if (!f->parser->ParseJson(f->text.c_str())) {
+            rc = parse_error(f->parser->error_, err);
+            f->parser.reset(); /* a parser may be left mid-table: the next gets a fresh one */
+            return rc;
+        }
         *buf = f->parser->builder_.GetBufferPointer();
         *buf_len = f->parser->builder_.GetSize();
         return 0;
