@@ -1,6 +1,6 @@
 /*
- * bv5_edc: the batprotocol codec in its JSON format around the session
- * (see bv5_edc.h).
+ * bv5_edc: the batprotocol codec around the session (see bv5_edc.h): JSON
+ * here, the flatbuffers binary format through io/bv5_fb.h.
  */
 #include "io/bv5_edc.h"
 
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "io/bv5_decode.h"
+#include "io/bv5_fb.h"
 #include "io/jbuf.h"
 #include "io/json_arena.h"
 
@@ -22,6 +23,7 @@ struct fbf_bv5_edc {
     fbf_session *core;
     fbf_json_arena *arena;
     fbf_bv5_decoder dec;
+    fbf_bv5_fb *fb; /* the binary format's reader and writer; NULL in JSON */
     fbf_jbuf out;
     double now;            /* the last request's */
     unsigned long nb_calls; /* names the CallMeLaterEvents */
@@ -29,11 +31,9 @@ struct fbf_bv5_edc {
 
 fbf_bv5_edc *fbf_bv5_edc_create(const fbf_bv5_options *opt, fbf_error *err)
 {
-    if (opt->format != FBF_BV5_FORMAT_JSON) {
-        fbf_errorf(err, -ENOTSUP, "format: flatbuffers binary is not built into this fastbf; "
-                   "use \"json\"");
-        return NULL;
-    }
+    if (opt->format != FBF_BV5_FORMAT_JSON && opt->format != FBF_BV5_FORMAT_BINARY)
+        return fbf_errorf(err, -EINVAL, "format: %u is neither 0x1 (binary) nor 0x2 (json)",
+                          (unsigned)opt->format), NULL;
     if (opt->session.tag_starts || opt->session.query_energy)
         return fbf_errorf(err, -ENOTSUP, "batprotocol carries no job metadata or energy query: "
                           "tag_starts and query_energy need Batsim v4"), NULL;
@@ -48,8 +48,11 @@ fbf_bv5_edc *fbf_bv5_edc_create(const fbf_bv5_options *opt, fbf_error *err)
     if (p)
         fbf_bv5_decoder_pstates(&e->dec, p->compute_pstate, p->sleep_pstate);
     e->arena = fbf_json_arena_create();
-    e->core = e->arena ? fbf_session_create(&opt->session, err) : NULL;
-    if (!e->arena)
+    bool binary = opt->format == FBF_BV5_FORMAT_BINARY;
+    if (binary)
+        e->fb = fbf_bv5_fb_create();
+    e->core = e->arena && (e->fb || !binary) ? fbf_session_create(&opt->session, err) : NULL;
+    if (!e->arena || (binary && !e->fb))
         fbf_errorf(err, -ENOMEM, "out of memory");
     if (!e->core) {
         fbf_bv5_edc_destroy(e);
@@ -64,6 +67,7 @@ void fbf_bv5_edc_destroy(fbf_bv5_edc *e)
         return;
     fbf_session_destroy(e->core);
     fbf_json_arena_destroy(e->arena);
+    fbf_bv5_fb_destroy(e->fb);
     fbf_bv5_decoder_fini(&e->dec);
     fbf_jbuf_fini(&e->out);
     free(e);
@@ -216,11 +220,13 @@ static int put_one(fbf_bv5_edc *e, out *o, const fbf_out *d, size_t left, bool *
 
 int fbf_bv5_edc_hello(fbf_bv5_edc *e, const uint8_t **msg, size_t *len, fbf_error *err)
 {
+    bool dyn = e->opt.session.submitter != NULL;
+    if (e->fb)
+        return fbf_bv5_fb_hello(e->fb, BATPROTOCOL_VERSION, FBF_VERSION, dyn, msg, len, err);
     out o;
     open_message(e, &o, 0);
     open_event(&o, "EDCHelloEvent");
     fbf_jbuf *b = o.b;
-    bool dyn = e->opt.session.submitter != NULL;
     fbf_jbuf_lit(b, "{\"batprotocol_version\":\"" BATPROTOCOL_VERSION "\","
                     "\"decision_component_name\":\"fastbf\","
                     "\"decision_component_version\":\"" FBF_VERSION "\","
@@ -261,8 +267,9 @@ static int phrase(fbf_bv5_edc *e, int rc, fbf_error *err)
 int fbf_bv5_edc_take(fbf_bv5_edc *e, const uint8_t *req, size_t len, const uint8_t **reply,
                      size_t *reply_len, fbf_error *err)
 {
-    int rc = fbf_bv5_decode(&e->dec, e->arena, (const char *)req, len,
-                            fbf_session_begun(e->core), err);
+    bool begun = fbf_session_begun(e->core);
+    int rc = e->fb ? fbf_bv5_fb_decode(e->fb, &e->dec, req, len, begun, err)
+                   : fbf_bv5_decode(&e->dec, e->arena, (const char *)req, len, begun, err);
     const fbf_out *outs = NULL;
     size_t n = 0;
     if (rc == 0) {
@@ -272,6 +279,11 @@ int fbf_bv5_edc_take(fbf_bv5_edc *e, const uint8_t *req, size_t len, const uint8
             rc = phrase(e, rc, err);
         else
             rc = fbf_session_decide(e->core, &outs, &n, err);
+    }
+    if (rc == 0 && e->fb) {
+        rc = fbf_bv5_fb_reply(e->fb, e->dec.now, outs, n, fbf_session_engine(e->core),
+                              &e->nb_calls, reply, reply_len, err);
+        return rc < 0 ? rc : fbf_session_ended(e->core) ? FBF_BV5_ENDED : 0;
     }
     if (rc == 0) {
         out o;
@@ -293,6 +305,8 @@ int fbf_bv5_edc_take(fbf_bv5_edc *e, const uint8_t *req, size_t len, const uint8
 
 const uint8_t *fbf_bv5_edc_refusal(fbf_bv5_edc *e, size_t *len)
 {
+    if (e->fb)
+        return fbf_bv5_fb_refusal(e->fb, e->now, len);
     out o;
     open_message(e, &o, e->now);
     open_event(&o, "ForceSimulationStopEvent");

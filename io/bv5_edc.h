@@ -8,7 +8,9 @@
  * EDCHelloEvent naming fastbf, its version and the simulation features
  * its options need (dynamic registration with --register-workload).
  * Each later exchange is fbf_bv5_edc_take(): Batsim's message in, the
- * decisions out. JSON format (decisions as the wire notes show them:
+ * decisions out, in the format of the options: JSON, or flatbuffers
+ * binary (io/bv5_fb.h: the same events read, the same decisions written,
+ * the same errors). Decisions (as the wire notes show them in JSON:
  * ExecuteJobEvent with allocation.host_allocation and a predefined
  * executor placement, RejectJobEvent, KillJobsEvent, CallMeLaterEvent
  * OneShot, ChangeHostsPStateEvent, RegisterProfileEvent, RegisterJobEvent,
@@ -19,8 +21,8 @@
  *
  * Ownership: buffers returned are the EDC's, valid until its next call.
  * Errors: as the v4 codec's (io/bv4_session.h), one line naming the event
- * (index and event_type) and the field; -ENOTSUP for the binary format
- * when this build has no flatbuffers support and for refused options.
+ * (index and event_type) and the field; -ENOTSUP for refused options,
+ * -EINVAL for a format that is neither.
  */
 #ifndef FBF_BV5_EDC_H
 #define FBF_BV5_EDC_H

@@ -6,6 +6,7 @@ PKGS=(
   build-essential cmake pkg-config
   libzmq3-dev libck-dev libjemalloc-dev libcjson-dev zlib1g-dev
   libhiredis-dev redis-server
+  flatbuffers-compiler libflatbuffers-dev
   libcmocka-dev libbenchmark-dev hyperfine gnuplot-nox time python3
 )
 missing=()
