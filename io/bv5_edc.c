@@ -172,9 +172,12 @@ static int put_one(fbf_bv5_edc *e, out *o, const fbf_out *d, size_t left, bool *
         open_event(o, "CallMeLaterEvent");
         fbf_jbuf_lit(b, "{\"call_me_later_id\":");
         fbf_jbuf_str(b, id);
+        /* batprotocol's time is a whole number of its unit (flatbuffers'
+         * JSON parser, which Batsim reads JSON with, refuses a fraction). */
         fbf_jbuf_lit(b, ",\"when_type\":\"OneShot\",\"when\":{\"time\":");
-        number(b, d->at);
-        fbf_jbuf_lit(b, "}}}");
+        char t[24];
+        fbf_jbuf_raw(b, t, fbf_jbuf_digits(t, fbf_bv5_call_ms(d->at)));
+        fbf_jbuf_lit(b, ",\"time_unit\":\"Millisecond\"}}}");
         return 0;
     }
     case FBF_OUT_REGISTER_PROFILE:
@@ -214,6 +217,12 @@ static int put_one(fbf_bv5_edc *e, out *o, const fbf_out *d, size_t left, bool *
     }
     return fbf_errorf(err, -ENOTSUP, "batprotocol cannot carry a decision of kind %d",
                       (int)d->kind);
+}
+
+uint64_t fbf_bv5_call_ms(double at)
+{
+    double ms = ceil(at * 1000.0 - 1e-6);
+    return !(ms > 0) ? 0 : ms >= 1.8e19 ? UINT64_MAX : (uint64_t)ms;
 }
 
 /* ---------- the exchanges ---------- */

@@ -62,4 +62,9 @@ const uint8_t *fbf_bv5_edc_refusal(fbf_bv5_edc *e, size_t *len);
 
 fbf_engine *fbf_bv5_edc_engine(fbf_bv5_edc *e);
 
+/* A call at `at` seconds in batprotocol's whole milliseconds, never sooner
+ * than asked but for the float error of at x 1000 (far below the call's
+ * margin): both formats write calls so. */
+uint64_t fbf_bv5_call_ms(double at);
+
 #endif

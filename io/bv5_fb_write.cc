@@ -12,6 +12,9 @@
 
 #include "io/batprotocol_bfbs_generated.h"
 
+/* io/bv5_edc.h: both formats write call times so. */
+extern "C" uint64_t fbf_bv5_call_ms(double at);
+
 namespace fb = batprotocol::fb;
 using flatbuffers::Offset;
 
@@ -46,14 +49,6 @@ struct writer {
         *len = f->b.GetSize();
     }
 };
-
-/* A call at `at` seconds, in whole milliseconds, never sooner than asked
- * but for the float error of at x 1000 (far below the call's margin). */
-uint64_t call_ms(double at)
-{
-    double ms = std::ceil(at * 1000.0 - 1e-6);
-    return !(ms > 0) ? 0 : ms >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(ms);
-}
 
 int put_one(writer &w, const fbf_out *d, size_t left, fbf_engine *engine,
             unsigned long *nb_calls, bool *killed, fbf_error *err)
@@ -103,7 +98,7 @@ int put_one(writer &w, const fbf_out *d, size_t left, fbf_engine *engine,
         char name[40];
         snprintf(name, sizeof name, "fastbf-%lu", ++*nb_calls);
         auto id = b.CreateString(name);
-        auto when = fb::CreateOneShot(b, call_ms(d->at), fb::TimeUnit_Millisecond);
+        auto when = fb::CreateOneShot(b, fbf_bv5_call_ms(d->at), fb::TimeUnit_Millisecond);
         w.add(fb::Event_CallMeLaterEvent,
               fb::CreateCallMeLaterEvent(b, id, fb::TemporalTrigger_OneShot, when.Union())
                   .Union());
