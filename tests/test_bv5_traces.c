@@ -1,10 +1,12 @@
 /*
  * test_bv5_traces: fastbf as a Batsim 5 External Decision Component on the
- * bundled real traces, in batprotocol's JSON format. fastbf-replay
- * --protocol batsim5 plays Batsim 5 and drives fastbf as a library
- * (--edc-library libfastbf-edc.so, called as Batsim calls it) and as a
- * process (fastbf --protocol batsim5, the binary handshake then JSON over
- * ZeroMQ); under fcfs, easy and conservative every job completes and
+ * bundled real traces, in batprotocol's JSON and flatbuffers binary
+ * formats. fastbf-replay --protocol batsim5 plays Batsim 5 and drives
+ * fastbf as a library (--edc-library libfastbf-edc.so, called as Batsim
+ * calls it) and as a process (fastbf --protocol batsim5, the binary
+ * handshake then messages over ZeroMQ), each in both formats (the
+ * replayer's --format binary goes through the schema's own JSON form);
+ * under fcfs, easy and conservative every job completes and
  * out_jobs.csv is the very file of the v4 replay of the same trace in
  * process, so every start time and allocation is the same whichever way
  * the decisions travelled. KTH-SP2 runs in every build; CTC-SP2 (77,222
@@ -65,29 +67,36 @@ static void expect_same(const char *a_dir, const char *b_dir, const char *what)
 
 static void same_as_v4(const char *trace, const char *policy)
 {
-    char wl[512], lib[512], init[128], cmd[700], what[160];
+    char wl[512], lib[512], init[128], pinit[64], cmd[700], what[160];
     const char *dir = getenv("FBF_BUILD_DIR");
     snprintf(wl, sizeof wl, "%s/data/%s.swf.gz", FBF_SOURCE_DIR, trace);
     snprintf(lib, sizeof lib, "%s/libfastbf-edc.so", dir ? dir : FBF_BUILD_DIR);
-    snprintf(init, sizeof init, "{\"policy\":\"%s\",\"format\":\"json\"}", policy);
     snprintf(cmd, sizeof cmd, "%s --protocol batsim5 --policy %s",
              fbf_test_replay_fastbf_path(), policy);
     const char *v4 = fbf_test_tmp_path("v4-%s-%s", trace, policy);
-    const char *l5 = fbf_test_tmp_path("lib-%s-%s", trace, policy);
-    const char *p5 = fbf_test_tmp_path("proc-%s-%s", trace, policy);
     replay_ok((const char *const[]){"--quiet", "--inproc", "--policy", policy, "--out", v4, wl,
                                     NULL},
               "v4 in process");
-    snprintf(what, sizeof what, "%s under %s, library", trace, policy);
-    replay_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--edc-library", lib,
-                                    "--edc-init", init, "--out", l5, wl, NULL},
-              what);
-    expect_same(l5, v4, what);
-    snprintf(what, sizeof what, "%s under %s, process", trace, policy);
-    replay_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--scheduler", cmd,
-                                    "--out", p5, wl, NULL},
-              what);
-    expect_same(p5, v4, what);
+    static const char *const formats[] = {"json", "binary"};
+    for (int f = 0; f < 2; f++) {
+        const char *fmt = formats[f];
+        snprintf(init, sizeof init, "{\"policy\":\"%s\",\"format\":\"%s\"}", policy, fmt);
+        snprintf(pinit, sizeof pinit, "{\"format\":\"%s\"}", fmt);
+        const char *l5 = fbf_test_tmp_path("lib-%s-%s-%s", trace, policy, fmt);
+        const char *p5 = fbf_test_tmp_path("proc-%s-%s-%s", trace, policy, fmt);
+        snprintf(what, sizeof what, "%s under %s, library in %s", trace, policy, fmt);
+        replay_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--format", fmt,
+                                        "--edc-library", lib, "--edc-init", init, "--out", l5,
+                                        wl, NULL},
+                  what);
+        expect_same(l5, v4, what);
+        snprintf(what, sizeof what, "%s under %s, process in %s", trace, policy, fmt);
+        replay_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--format", fmt,
+                                        "--scheduler", cmd, "--edc-init", pinit, "--out", p5,
+                                        wl, NULL},
+                  what);
+        expect_same(p5, v4, what);
+    }
 }
 
 static void test_kth(void **state)

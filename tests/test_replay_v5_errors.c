@@ -53,7 +53,8 @@ static const bad cases[] = {
     {"short init reply", "!raw:ab", NULL, "should contain at least 4 bytes for the serialization "
                                           "flags", NULL},
     {"binary flags", "!flags=1:" HELLO(FEAT, COMMIT), NULL,
-     "flatbuffers binary is not supported by fastbf-replay yet", NULL},
+     "flags 0x1: the EDC chose flatbuffers binary, and this run expects JSON (--format json)",
+     NULL},
     {"unknown flags", "!flags=6:" HELLO(FEAT, COMMIT), NULL, "flags 0x6: expected 0x2", NULL},
     {"hello malformed", "{'now':0,'events':[", NULL, "malformed JSON at byte", NULL},
     {"no hello", "{'now':0,'events':[]}", NULL,

@@ -132,6 +132,8 @@ static int run(const fbf_replay_options *o, int argc, char **argv)
         snprintf(label, sizeof label, "%s", o->endpoint);
         tr = fbf_transport_connect(o->endpoint, o->timeout_s, &err);
     }
+    if (tr && o->protocol == FBF_PROTO_BV5 && o->format_binary)
+        tr = fbf_transport_binary(tr, &err);
     if (!tr) {
         fprintf(stderr, "fastbf-replay: %s\n", err.text);
         fbf_store_destroy(redis);
@@ -142,7 +144,8 @@ static int run(const fbf_replay_options *o, int argc, char **argv)
     char endpoint[160] = "";
     if (!o->edc_library)
         snprintf(endpoint, sizeof endpoint, "%.*s", (int)strcspn(tr->what, " "), tr->what);
-    fbf_v5_config v5c = {.init = o->edc_init ? o->edc_init : "",
+    fbf_v5_config v5c = {.format = o->format_binary ? FBF_V5_FORMAT_BINARY : FBF_V5_FORMAT_JSON,
+                         .init = o->edc_init ? o->edc_init : "",
                          .init_len = o->edc_init ? strlen(o->edc_init) : 0,
                          .endpoint = endpoint,
                          .export_prefix = o->out ? o->out : "",

@@ -60,15 +60,16 @@ static void usage(FILE *f)
 "  --socket PATH          the socket's file (default: batsim.sock in a fresh\n"
 "                         temporary directory, removed at exit)\n"
 "\n"
-"Batsim 5 (batprotocol, JSON format) with an External Decision Component:\n"
+"Batsim 5 (batprotocol) with an External Decision Component:\n"
 "  --protocol batsim5     with --scheduler CMD or --endpoint URL (an EDC process\n"
 "                         behind a ZeroMQ REP socket, {endpoint} as above) or:\n"
 "  --edc-library PATH     an EDC shared library (batsim_edc_init,\n"
 "                         batsim_edc_take_decisions, batsim_edc_deinit)\n"
 "  --edc-init STRING      the EDC's init data, passed unchanged (default empty)\n"
-"  --format FORMAT        json (default): the format the EDC must choose in its\n"
-"                         init flags (0x2); binary (flatbuffers) is not supported\n"
-"                         yet. The EDC's requested_simulation_features replace\n"
+"  --format FORMAT        json (default) or binary: the format the EDC must choose\n"
+"                         in its init flags (0x2 JSON, 0x1 flatbuffers binary,\n"
+"                         verified and read through the batprotocol schema's JSON\n"
+"                         form). The EDC's requested_simulation_features replace\n"
 "                         --forward-profiles and the dynamic-jobs options\n"
 "\n"
 "Workload:\n"
@@ -452,10 +453,8 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
         case O_EDC_INIT: o->edc_init = optarg; break;
         case O_FORMAT:
             o->format_given = true;
-            if (strcmp(optarg, "binary") == 0)
-                return bad("%s", "--format binary: flatbuffers binary is not supported by "
-                                 "fastbf-replay yet (--format json)");
-            if (strcmp(optarg, "json") != 0)
+            o->format_binary = strcmp(optarg, "binary") == 0;
+            if (!o->format_binary && strcmp(optarg, "json") != 0)
                 return bad("--format '%s': expected json or binary", optarg);
             break;
         case O_SOCKET:

@@ -103,6 +103,11 @@ const char *fbf_transport_unix_path(const fbf_transport *t);
  * finish() to batsim_edc_deinit. */
 fbf_transport *fbf_transport_edc_library(const char *path, fbf_error *err);
 
+/* Batsim 5's flatbuffers binary format around inner (taken, destroyed
+ * with the result, also on failure), for a replayer that speaks JSON
+ * (tools/replay/transport_binary.c). */
+fbf_transport *fbf_transport_binary(fbf_transport *inner, fbf_error *err);
+
 /* Replaces every "{endpoint}" in cmd by endpoint, or appends
  * " --endpoint <endpoint>". Returns a malloc'ed string (caller frees). */
 char *fbf_transport_command(const char *cmd, const char *endpoint);

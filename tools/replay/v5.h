@@ -38,6 +38,7 @@
 
 /* What the command line gives the batsim5 mode. */
 typedef struct fbf_v5_config {
+    uint32_t format;           /* the flags the EDC must choose (--format) */
     const char *init;          /* --edc-init, passed unchanged */
     size_t init_len;
     const char *endpoint;      /* batsim_execution_context_json's socket_endpoint */

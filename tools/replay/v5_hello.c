@@ -193,11 +193,14 @@ int fbf_v5_hello(fbf_replay *r)
     if (r->cfg.record && !fbf_replay_record_message(r, "< ", reply + 4, rec))
         return fbf_errorf(&r->err, -EIO, "--record: cannot write the EDC's hello"),
                FBF_EXIT_INTERNAL;
-    if (flags == FBF_V5_FORMAT_BINARY)
-        return hfail(r, "flags 0x1: the EDC chose the flatbuffers binary format, and flatbuffers "
-                     "binary is not supported by fastbf-replay yet (--format json: flags 0x2)");
-    if (flags != FBF_V5_FORMAT_JSON)
-        return hfail(r, "flags 0x%x: expected 0x2 (JSON; 0x1 is flatbuffers binary, and no "
-                     "other bit is defined)", flags);
+    uint32_t want = r->cfg.v5->format;
+    if ((flags == FBF_V5_FORMAT_BINARY || flags == FBF_V5_FORMAT_JSON) && flags != want)
+        return hfail(r, "flags 0x%x: the EDC chose %s, and this run expects %s (--format %s)",
+                     flags, flags == FBF_V5_FORMAT_BINARY ? "flatbuffers binary" : "JSON",
+                     want == FBF_V5_FORMAT_BINARY ? "flatbuffers binary" : "JSON",
+                     want == FBF_V5_FORMAT_BINARY ? "binary" : "json");
+    if (flags != want)
+        return hfail(r, "flags 0x%x: expected 0x%x (0x2 is JSON, 0x1 flatbuffers binary, and "
+                     "no other bit is defined)", flags, want);
     return hello_message(r, reply + 4, len - 4);
 }

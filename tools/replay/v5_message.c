@@ -19,7 +19,7 @@
  *       for forward_profiles_on_job_submission
  *   JobCompletedEvent  job_id, state (COMPLETED_SUCCESSFULLY,
  *       COMPLETED_WALLTIME_REACHED, COMPLETED_KILLED), return_code (0 on
- *       success, else -1 as Batsim's delay jobs report)
+ *       success, else Batsim's -1 in the schema's uint32: 4294967295)
  *   JobsKilledEvent  job_ids (the ids of the KillJobsEvent not already
  *       being killed), progresses [{job_id, wrapper {kill_progress_type
  *       "KillProgressAtomicProfile", kill_progress {profile_id,
@@ -255,7 +255,7 @@ static void completed(fbf_replay *r, size_t *count, double t, uint32_t job, uint
     if (end == FBF_END_SUCCESS)
         fbf_jbuf_lit(b, "\",\"return_code\":0}}");
     else
-        fbf_jbuf_lit(b, "\",\"return_code\":-1}}");
+        fbf_jbuf_lit(b, "\",\"return_code\":4294967295}}");
 }
 
 void fbf_v5_completed(fbf_replay *r, size_t *count, uint32_t job)
