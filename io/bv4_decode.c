@@ -60,25 +60,7 @@ static const cJSON *get(const cJSON *o, const char *k) { return fbf_json_get(o, 
 /* A new event of the message, or NULL when out of memory. */
 static fbf_event *push(const ctx *c, fbf_event_kind kind)
 {
-    fbf_bv4_decoder *d = c->d;
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 64;
-        fbf_event *ev = realloc(d->ev, cap * sizeof *ev);
-        if (ev)
-            d->ev = ev;
-        const char **t = realloc(d->types, cap * sizeof *t);
-        if (t)
-            d->types = t;
-        if (!ev || !t)
-            return NULL;
-        d->cap = cap;
-    }
-    d->types[d->n] = c->type;
-    fbf_event *e = &d->ev[d->n++];
-    e->kind = kind;
-    e->time = c->ts;
-    e->origin = c->index;
-    return e;
+    return fbf_event_list_push(&c->d->events, kind, c->ts, c->index, c->type);
 }
 
 #define PUSH(e, kind)                                                                          \
@@ -469,7 +451,7 @@ void fbf_bv4_decoder_init(fbf_bv4_decoder *d, bool progress_text)
 
 void fbf_bv4_decoder_drop(fbf_bv4_decoder *d)
 {
-    d->n = 0;
+    fbf_event_list_clear(&d->events);
     d->nsets = 0;
     for (size_t i = 0; i < d->ntexts; i++)
         free(d->texts[i]);
@@ -479,8 +461,7 @@ void fbf_bv4_decoder_drop(fbf_bv4_decoder *d)
 void fbf_bv4_decoder_fini(fbf_bv4_decoder *d)
 {
     fbf_bv4_decoder_drop(d);
-    free(d->ev);
-    free(d->types);
+    fbf_event_list_fini(&d->events);
     fbf_idset_fini(&d->compute);
     free(d->state_machines);
     free(d->states);
@@ -515,10 +496,7 @@ int fbf_bv4_decoder_end(const fbf_bv4_decoder *d, fbf_error *err)
 
 const char *fbf_bv4_decoded_type(const fbf_bv4_decoder *d, long origin)
 {
-    for (size_t i = 0; i < d->n; i++)
-        if (d->ev[i].origin == origin)
-            return d->types[i];
-    return "message";
+    return fbf_event_list_type(&d->events, origin, "message");
 }
 
 int fbf_bv4_check_now(const cJSON *now, fbf_error *err)

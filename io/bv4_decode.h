@@ -31,6 +31,7 @@
 
 #include "engine/error.h"
 #include "engine/idset.h"
+#include "io/event_list.h"
 #include "io/json_arena.h"
 #include "io/session.h"
 
@@ -39,9 +40,7 @@ typedef struct fbf_bv4_decoder {
     bool begun, ended;
     int index;          /* of the event being read */
     bool progress_text; /* describe killed jobs' progress (for a log) */
-    fbf_event *ev;      /* the events read since the start or the drop */
-    const char **types; /* the type of the wire event each came from */
-    size_t n, cap;
+    fbf_event_list events; /* read since the start or the drop */
     fbf_begins begins;
     fbf_idset compute;
     uint32_t *state_machines;

@@ -143,7 +143,7 @@ static int apply_streamed(fbf_bv4_session *s, fbf_json_stream *stream, fbf_json_
             break;
         fbf_bv4_decoder_drop(&s->dec);
         int rc = fbf_bv4_decode_event(&s->dec, ev, err);
-        if (rc == 0 && (rc = fbf_session_apply(s->core, s->dec.ev, s->dec.n, err)) < 0)
+        if (rc == 0 && (rc = fbf_session_apply(s->core, s->dec.events.ev, s->dec.events.n, err)) < 0)
             rc = phrase(s, rc, err);
         if (rc < 0)
             return rc;
@@ -205,7 +205,7 @@ int fbf_bv4_session_handle(fbf_bv4_session *s, const char *req, size_t len,
         if (rc == 0) {
             now = fbf_json_get(root, "now")->valuedouble;
             if ((rc = fbf_session_open(s->core, now, err)) < 0 ||
-                (rc = fbf_session_apply(s->core, s->dec.ev, s->dec.n, err)) < 0)
+                (rc = fbf_session_apply(s->core, s->dec.events.ev, s->dec.events.n, err)) < 0)
                 rc = phrase(s, rc, err);
         }
     }

@@ -38,26 +38,7 @@ static int oom(const ctx *c) { return fbf_errorf(c->err, -ENOMEM, "out of memory
 
 static fbf_event *push(const ctx *c, fbf_event_kind kind)
 {
-    fbf_bv5_decoder *d = c->d;
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 64;
-        fbf_event *ev = realloc(d->ev, cap * sizeof *ev);
-        if (ev)
-            d->ev = ev;
-        const char **t = realloc(d->types, cap * sizeof *t);
-        if (t)
-            d->types = t;
-        if (!ev || !t)
-            return NULL;
-        d->cap = cap;
-    }
-    d->types[d->n] = c->type;
-    fbf_event *e = &d->ev[d->n++];
-    memset(e, 0, sizeof *e);
-    e->kind = kind;
-    e->time = c->ts;
-    e->origin = c->index;
-    return e;
+    return fbf_event_list_push(&c->d->events, kind, c->ts, c->index, c->type);
 }
 
 /* A machine set of this message; each is allocated once and kept, so that
@@ -421,8 +402,7 @@ void fbf_bv5_decoder_pstates(fbf_bv5_decoder *d, uint32_t compute, uint32_t slee
 
 void fbf_bv5_decoder_fini(fbf_bv5_decoder *d)
 {
-    free(d->ev);
-    free(d->types);
+    fbf_event_list_fini(&d->events);
     for (size_t i = 0; i < d->sets_cap; i++) {
         if (d->set_ptrs[i])
             fbf_idset_fini(d->set_ptrs[i]);
@@ -436,16 +416,13 @@ void fbf_bv5_decoder_fini(fbf_bv5_decoder *d)
 
 const char *fbf_bv5_decoded_type(const fbf_bv5_decoder *d, long origin)
 {
-    for (size_t i = 0; i < d->n; i++)
-        if (d->ev[i].origin == origin)
-            return d->types[i];
-    return "message";
+    return fbf_event_list_type(&d->events, origin, "message");
 }
 
 int fbf_bv5_decode(fbf_bv5_decoder *d, fbf_json_arena *arena, const char *text, size_t len,
                    bool begun, fbf_error *err)
 {
-    d->n = 0;
+    fbf_event_list_clear(&d->events);
     for (size_t i = 0; i < d->nsets; i++)
         fbf_idset_fini(d->set_ptrs[i]);
     d->nsets = 0;

@@ -33,15 +33,14 @@
 
 #include "engine/error.h"
 #include "engine/idset.h"
+#include "io/event_list.h"
 #include "io/json_arena.h"
 #include "io/session.h"
 
 typedef struct fbf_bv5_decoder {
     double now, prev;
     bool begun, ended;
-    fbf_event *ev;
-    const char **types; /* the event_type each event came from */
-    size_t n, cap;
+    fbf_event_list events; /* each beside the event_type it came from */
     fbf_idset *sets; /* allocated one by one: events keep pointers to them */
     fbf_idset **set_ptrs;
     size_t nsets, sets_cap;

@@ -284,7 +284,7 @@ int fbf_bv5_edc_take(fbf_bv5_edc *e, const uint8_t *req, size_t len, const uint8
     if (rc == 0) {
         e->now = e->dec.now;
         if ((rc = fbf_session_open(e->core, e->dec.now, err)) < 0 ||
-            (rc = fbf_session_apply(e->core, e->dec.ev, e->dec.n, err)) < 0)
+            (rc = fbf_session_apply(e->core, e->dec.events.ev, e->dec.events.n, err)) < 0)
             rc = phrase(e, rc, err);
         else
             rc = fbf_session_decide(e->core, &outs, &n, err);

@@ -54,30 +54,10 @@ int oom(const ctx &c) { return fbf_errorf(c.err, -ENOMEM, "out of memory"); }
             return bad(c, field, want, got(g));                                                \
     } while (0)
 
-/* The decoder's storage is grown as bv5_decode.c grows it: the events and
- * their types side by side, machine sets allocated once and kept. */
+/* Events go to the decoder's list, as bv5_decode.c puts them. */
 fbf_event *push(const ctx &c, fbf_event_kind kind)
 {
-    fbf_bv5_decoder *d = c.d;
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 64;
-        fbf_event *ev = static_cast<fbf_event *>(realloc(d->ev, cap * sizeof *ev));
-        if (ev)
-            d->ev = ev;
-        const char **t = static_cast<const char **>(realloc(d->types, cap * sizeof *t));
-        if (t)
-            d->types = t;
-        if (!ev || !t)
-            return nullptr;
-        d->cap = cap;
-    }
-    d->types[d->n] = c.type;
-    fbf_event *e = &d->ev[d->n++];
-    memset(e, 0, sizeof *e);
-    e->kind = kind;
-    e->time = c.ts;
-    e->origin = c.index;
-    return e;
+    return fbf_event_list_push(&c.d->events, kind, c.ts, c.index, c.type);
 }
 
 fbf_idset *next_set(fbf_bv5_decoder *d)
@@ -390,7 +370,7 @@ int read_event(ctx &c, const fb::EventAndTimestamp *ev, char *unknown, size_t ca
 int decode(fbf_bv5_fb *f, fbf_bv5_decoder *d, const uint8_t *buf, size_t len, bool begun,
            fbf_error *err)
 {
-    d->n = 0;
+    fbf_event_list_clear(&d->events);
     for (size_t i = 0; i < d->nsets; i++)
         fbf_idset_fini(d->set_ptrs[i]);
     d->nsets = 0;

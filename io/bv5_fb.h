@@ -52,7 +52,7 @@ typedef struct fbf_bv5_fb fbf_bv5_fb;
 fbf_bv5_fb *fbf_bv5_fb_create(void);
 void fbf_bv5_fb_destroy(fbf_bv5_fb *f);
 
-/* Batsim's message into d's events (d->now, d->ev, d->n), as
+/* Batsim's message into d's events (d->now, d->events), as
  * fbf_bv5_decode() does for JSON. f keeps the aligned copy, if any. */
 int fbf_bv5_fb_decode(fbf_bv5_fb *f, fbf_bv5_decoder *d, const uint8_t *buf, size_t len,
                       bool begun, fbf_error *err);
