@@ -24,7 +24,6 @@
 #include "support/redis_server.h"
 #include "support/replay_run.h"
 #include "support/testkit.h"
-#include "support/zmq_peer.h"
 
 #ifndef FBF_SOURCE_DIR
 #define FBF_SOURCE_DIR "."
@@ -72,23 +71,11 @@ static void same_as_v4(const char *trace, const char *policy)
     replay_ok((const char *const[]){"--quiet", "--inproc", "--policy", policy, "--out", v4, wl,
                                     NULL},
               what);
-    char *a = fbf_test_replay_read(fbf_test_tmp_path("v2-%s-%s/out_jobs.csv", trace, policy));
-    char *b = fbf_test_replay_read(fbf_test_tmp_path("v4-%s-%s/out_jobs.csv", trace, policy));
-    assert_non_null(a);
-    assert_non_null(b);
-    if (strcmp(a, b) != 0) {
-        size_t line = 1;
-        for (size_t i = 0; a[i] && a[i] == b[i]; i++)
-            line += a[i] == '\n';
-        fail_msg("%s: out_jobs.csv through v2 differs from v4's from line %zu", what, line);
-    }
-    assert_true(fbf_test_count_lines(a) > 20000);
+    fbf_test_replay_same_jobs(v2, v4, what, 20000);
     /* Every job completed: the summary's counts agree. */
     double done = fbf_test_replay_summary(v2, "jobs.completed");
     double all = fbf_test_replay_summary(v4, "jobs.completed");
     assert_true(done == all && done > 20000);
-    free(a);
-    free(b);
 }
 
 static void test_energy_saving(void **state)

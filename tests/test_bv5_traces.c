@@ -25,7 +25,6 @@
 
 #include "support/replay_run.h"
 #include "support/testkit.h"
-#include "support/zmq_peer.h"
 
 #ifndef FBF_SOURCE_DIR
 #define FBF_SOURCE_DIR "."
@@ -44,25 +43,6 @@ static void replay_ok(const char *const *args, const char *what)
         fail_msg("%s: fastbf-replay exit %d: %s", what, rc, err);
     free(out);
     free(err);
-}
-
-static void expect_same(const char *a_dir, const char *b_dir, const char *what)
-{
-    char pa[600], pb[600];
-    snprintf(pa, sizeof pa, "%s/out_jobs.csv", a_dir);
-    snprintf(pb, sizeof pb, "%s/out_jobs.csv", b_dir);
-    char *a = fbf_test_replay_read(pa), *b = fbf_test_replay_read(pb);
-    assert_non_null(a);
-    assert_non_null(b);
-    if (strcmp(a, b) != 0) {
-        size_t line = 1;
-        for (size_t i = 0; a[i] && a[i] == b[i]; i++)
-            line += a[i] == '\n';
-        fail_msg("%s: out_jobs.csv differs from v4's from line %zu", what, line);
-    }
-    assert_true(fbf_test_count_lines(a) > 20000);
-    free(a);
-    free(b);
 }
 
 static void same_as_v4(const char *trace, const char *policy)
@@ -89,13 +69,13 @@ static void same_as_v4(const char *trace, const char *policy)
                                         "--edc-library", lib, "--edc-init", init, "--out", l5,
                                         wl, NULL},
                   what);
-        expect_same(l5, v4, what);
+        fbf_test_replay_same_jobs(l5, v4, what, 20000);
         snprintf(what, sizeof what, "%s under %s, process in %s", trace, policy, fmt);
         replay_ok((const char *const[]){"--quiet", "--protocol", "batsim5", "--format", fmt,
                                         "--scheduler", cmd, "--edc-init", pinit, "--out", p5,
                                         wl, NULL},
                   what);
-        expect_same(p5, v4, what);
+        fbf_test_replay_same_jobs(p5, v4, what, 20000);
     }
 }
 

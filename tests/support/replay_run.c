@@ -76,6 +76,30 @@ char *fbf_test_replay_read(const char *path)
     return buf;
 }
 
+void fbf_test_replay_same_jobs(const char *a_dir, const char *b_dir, const char *what,
+                               int min_lines)
+{
+    char pa[600], pb[600];
+    snprintf(pa, sizeof pa, "%s/out_jobs.csv", a_dir);
+    snprintf(pb, sizeof pb, "%s/out_jobs.csv", b_dir);
+    char *a = fbf_test_replay_read(pa), *b = fbf_test_replay_read(pb);
+    if (!a || !b)
+        fail_msg("%s: cannot read %s", what, a ? pb : pa);
+    if (strcmp(a, b) != 0) {
+        size_t line = 1;
+        for (size_t i = 0; a[i] && a[i] == b[i]; i++)
+            line += a[i] == '\n';
+        fail_msg("%s: %s differs from %s from line %zu", what, pa, pb, line);
+    }
+    int lines = 0;
+    for (const char *c = a; *c; c++)
+        lines += *c == '\n';
+    if (lines <= min_lines)
+        fail_msg("%s: out_jobs.csv has %d lines, expected more than %d", what, lines, min_lines);
+    free(a);
+    free(b);
+}
+
 int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, char **err)
 {
     char opath[64], epath[64];

@@ -42,6 +42,12 @@ void fbf_test_replay_rmdir(char *dir);
 /* The whole file, malloc'ed, or NULL. */
 char *fbf_test_replay_read(const char *path);
 
+/* Fails the test, naming what and the first line that differs, unless
+ * A_DIR/out_jobs.csv and B_DIR/out_jobs.csv are the same file of more
+ * than min_lines lines. */
+void fbf_test_replay_same_jobs(const char *a_dir, const char *b_dir, const char *what,
+                               int min_lines);
+
 /* From DIR/out_jobs.csv: column col (0-based) of the row whose job_id
  * column is job, as a double; NAN if absent. */
 double fbf_test_replay_csv(const char *dir, const char *job, int col);
