@@ -32,7 +32,6 @@
  */
 #include "tools/replay/replay.h"
 
-#include <ck_hs.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -61,214 +60,6 @@ size_t fbf_replay_workload_names(const fbf_workload *wl, char names[][64])
         }
     }
     return n;
-}
-
-/* Profiles by (workload, name): the registered ones, and the input's
- * under a NULL workload (valid for every workload SIMULATION_BEGINS
- * listed). Every REGISTER_JOB and REGISTER_PROFILE looks one up, so a scan
- * made 1e5 registrations quadratic; one hash makes each O(1).
- * fbf_replay exposes only the array r->rprof and its counters (output.c
- * counts them), so the index lives in the same block, just before the
- * array: the shared struct keeps its layout. Keys own their strings;
- * r->rprof[i] points into its key's. */
-typedef struct pkey {
-    const char *wl; /* NULL: a profile of the input workload */
-    size_t wl_len;
-    const char *name;
-    double delay;
-    char text[]; /* registered: "workload\0name\0" */
-} pkey;
-
-typedef struct rprof_block {
-    ck_hs_t index;
-    fbf_rprofile items[];
-} rprof_block;
-
-static void *hs_malloc(size_t n) { return malloc(n); }
-static void hs_free(void *p, size_t n, bool defer)
-{
-    (void)n;
-    (void)defer;
-    free(p);
-}
-static struct ck_malloc hs_alloc = {.malloc = hs_malloc, .free = hs_free};
-
-static unsigned long pkey_hash(const void *obj, unsigned long seed)
-{
-    const pkey *k = obj;
-    uint64_t h = 1469598103934665603ull ^ seed;
-    const unsigned char *s = (const unsigned char *)k->wl;
-    for (size_t i = 0; s && i < k->wl_len; i++)
-        h = (h ^ s[i]) * 1099511628211ull;
-    h = (h ^ (s ? 0x21u : 0x01u)) * 1099511628211ull; /* the input's apart */
-    for (s = (const unsigned char *)k->name; *s; s++)
-        h = (h ^ *s) * 1099511628211ull;
-    return (unsigned long)(h ^ (h >> 29));
-}
-
-static bool pkey_eq(const void *a, const void *b)
-{
-    const pkey *x = a, *y = b;
-    if (!x->wl != !y->wl || x->wl_len != y->wl_len)
-        return false;
-    return (!x->wl || memcmp(x->wl, y->wl, x->wl_len) == 0) && strcmp(x->name, y->name) == 0;
-}
-
-static rprof_block *block_of(const fbf_replay *r)
-{
-    return r->rprof ? (rprof_block *)(void *)((char *)r->rprof - offsetof(rprof_block, items))
-                    : NULL;
-}
-
-static const pkey *pkey_get(const fbf_replay *r, const pkey *probe)
-{
-    ck_hs_t *hs = &block_of(r)->index; /* ck_hs_get does not modify */
-    return ck_hs_get(hs, CK_HS_HASH(hs, pkey_hash, probe), probe);
-}
-
-static bool pkey_put(fbf_replay *r, const pkey *k)
-{
-    ck_hs_t *hs = &block_of(r)->index;
-    return ck_hs_put(hs, CK_HS_HASH(hs, pkey_hash, k), k);
-}
-
-/* Creates the block and indexes the input's profiles, at the first
- * registration only: runs without one pay nothing. */
-static int ensure_index(fbf_replay *r)
-{
-    if (r->rprof)
-        return 0;
-    size_t cap = 16;
-    rprof_block *b = malloc(sizeof *b + cap * sizeof b->items[0]);
-    if (!b)
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    if (!ck_hs_init(&b->index, CK_HS_MODE_OBJECT | CK_HS_MODE_SPMC, pkey_hash, pkey_eq,
-                    &hs_alloc, 64 + 2 * r->nb_static_profiles, 0x9e3779b9u)) {
-        free(b);
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    }
-    r->rprof = b->items;
-    r->rprof_cap = cap;
-    for (size_t p = 0; p < r->nb_static_profiles; p++) {
-        pkey *k = malloc(sizeof *k);
-        if (!k)
-            return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-        *k = (pkey){.name = r->wl->profiles[p].name, .delay = r->wl->profiles[p].delay};
-        if (!pkey_put(r, k)) {
-            free(k);
-            return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-        }
-    }
-    return 0;
-}
-
-void fbf_replay_dynamic_fini(fbf_replay *r)
-{
-    rprof_block *b = block_of(r);
-    if (b) {
-        ck_hs_iterator_t it = CK_HS_ITERATOR_INITIALIZER;
-        void *k;
-        while (ck_hs_next(&b->index, &it, &k))
-            free(k);
-        ck_hs_destroy(&b->index);
-        free(b);
-    }
-    r->rprof = NULL;
-    free(r->queries);
-}
-
-static bool listed(const fbf_replay *r, const char *wl, size_t len)
-{
-    for (size_t k = 0; k < r->nwl_names; k++)
-        if (strlen(r->wl_names[k]) == len && memcmp(r->wl_names[k], wl, len) == 0)
-            return true;
-    return false;
-}
-
-/* The delay of profile name in workload wl (len bytes), -1 if none,
- * DROPPED if Batsim dropped it. The index exists (ensure_index()). */
-static double find_profile(const fbf_replay *r, const char *wl, size_t len, const char *name)
-{
-    pkey probe = {.wl = wl, .wl_len = len, .name = name};
-    const pkey *k = pkey_get(r, &probe);
-    if (!k && listed(r, wl, len)) {
-        probe = (pkey){.name = name};
-        k = pkey_get(r, &probe);
-    }
-    return k ? k->delay : -1;
-}
-
-
-/* Keys whose delay is not a profile's: a dropped profile (its name stays
- * taken), and a workload that REGISTER_PROFILE created (name ""). */
-#define DROPPED (-2.0)
-#define WORKLOAD (-3.0)
-
-/* A new key of its own (workload, name); NULL when out of memory. */
-static pkey *put_key(fbf_replay *r, const char *wl, size_t lw, const char *name, double delay)
-{
-    size_t ln = strlen(name);
-    pkey *k = malloc(sizeof *k + lw + ln + 2);
-    if (!k)
-        return NULL;
-    memcpy(k->text, wl, lw);
-    k->text[lw] = '\0';
-    memcpy(k->text + lw + 1, name, ln + 1);
-    k->wl = k->text;
-    k->wl_len = lw;
-    k->name = k->text + lw + 1;
-    k->delay = delay;
-    if (!pkey_put(r, k)) {
-        free(k);
-        return NULL;
-    }
-    return k;
-}
-
-/* Records a registered profile; the caller checked it is new. */
-static int add_profile(fbf_replay *r, const char *wl, const char *name, double delay)
-{
-    rprof_block *b = block_of(r);
-    if (r->nrprof == r->rprof_cap) {
-        size_t cap = 2 * r->rprof_cap;
-        rprof_block *nb = realloc(b, sizeof *nb + cap * sizeof nb->items[0]);
-        if (!nb)
-            return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-        /* ck_hs_t holds no pointer to itself: moving it is safe. */
-        r->rprof = nb->items;
-        r->rprof_cap = cap;
-    }
-    pkey *k = put_key(r, wl, strlen(wl), name, delay);
-    if (!k)
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    r->rprof[r->nrprof++] = (fbf_rprofile){.workload = k->text, .name = k->text + k->wl_len + 1,
-                                           .delay = delay};
-    return 0;
-}
-
-/* Batsim knows workload wl: one of the input's, or made by REGISTER_PROFILE. */
-static bool workload_exists(const fbf_replay *r, const char *wl, size_t len)
-{
-    pkey probe = {.wl = wl, .wl_len = len, .name = ""};
-    return listed(r, wl, len) || (r->rprof && pkey_get(r, &probe));
-}
-
-void fbf_replay_drop_profile(fbf_replay *r, uint32_t job)
-{
-    if (r->cfg.profile_reuse || !r->cfg.dyn_jobs)
-        return;
-    if (ensure_index(r) < 0) {
-        r->oom = true; /* stops the run before the next send */
-        return;
-    }
-    const char *id = r->wl->jobs[job].id, *bang = strchr(id, '!');
-    const char *name = r->wl->profiles[r->wl->jobs[job].profile].name;
-    pkey probe = {.wl = id, .wl_len = (size_t)(bang - id), .name = name};
-    pkey *k = (pkey *)pkey_get(r, &probe);
-    if (k)
-        k->delay = DROPPED;
-    else if (!put_key(r, id, (size_t)(bang - id), name, DROPPED)) /* shadows the input's */
-        r->oom = true;
 }
 
 /* Batsim checks a registration against the state before the reply: a
@@ -310,10 +101,10 @@ int fbf_replay_register_profile(fbf_replay *r, const cJSON *data, long ev)
         return fbf_replay_fail(r, ev, T, NULL, "data.workload_name and data.profile_name must "
                                "be non-empty (and the workload name without '!') for "
                                "fastbf-replay");
-    if (ensure_index(r) < 0)
+    if (fbf_replay_profiles_ready(r) < 0)
         return -ENOMEM;
     size_t lw = strlen(wl->valuestring);
-    if (find_profile(r, wl->valuestring, lw, name->valuestring) != -1)
+    if (fbf_replay_profile_delay(r, wl->valuestring, lw, name->valuestring) != -1)
         return fbf_replay_fail(r, ev, T, NULL, "Invalid new profile registration: profile '%s' "
                                "already existed in workload '%s'", name->valuestring,
                                wl->valuestring);
@@ -326,10 +117,7 @@ int fbf_replay_register_profile(fbf_replay *r, const cJSON *data, long ev)
     if (!cJSON_IsNumber(delay) || !(delay->valuedouble >= 0) || isinf(delay->valuedouble))
         return fbf_replay_fail(r, ev, T, NULL, "profile %s!%s: data.profile.delay is missing "
                                "or not a number >= 0", wl->valuestring, name->valuestring);
-    /* Batsim creates the workload with its first profile. */
-    if (!workload_exists(r, wl->valuestring, lw) && !put_key(r, wl->valuestring, lw, "", WORKLOAD))
-        return fbf_errorf(&r->err, -ENOMEM, "out of memory");
-    return add_profile(r, wl->valuestring, name->valuestring, delay->valuedouble);
+    return fbf_replay_profile_add(r, wl->valuestring, name->valuestring, delay->valuedouble);
 }
 
 #define JOB_PREFIX "Invalid JSON job submitted by the scheduler"
@@ -400,24 +188,30 @@ static int register_desc(fbf_replay *r, long ev, const char *id, const cJSON *jo
     if (!cJSON_IsString(prof))
         return fbf_replay_fail(r, ev, T, id, "%s: job %s has a non-string 'profile' field",
                                JOB_PREFIX, id);
-    if (ensure_index(r) < 0)
+    if (fbf_replay_profiles_ready(r) < 0)
         return -ENOMEM;
-    double delay = find_profile(r, id, lw, prof->valuestring);
+    double delay = fbf_replay_profile_delay(r, id, lw, prof->valuestring);
     if (delay == -1)
         return fbf_replay_fail(r, ev, T, id, "%s: the profile %s for job %s does not exist",
                                JOB_PREFIX, prof->valuestring, id);
-    if (delay == DROPPED)
+    if (delay == FBF_REPLAY_PROFILE_DROPPED)
         return fbf_replay_fail(r, ev, T, id, "Cannot get profile '%s': it existed some time ago "
                                "but is no longer accessible", prof->valuestring);
+    return fbf_replay_job_register(r, ev, T, id, at, delay, walltime, (int64_t)res->valuedouble,
+                                   prof->valuestring);
+}
+
+int fbf_replay_job_register(fbf_replay *r, long ev, const char *type, const char *id, double at,
+                            double delay, double walltime, int64_t res, const char *profile)
+{
     if (!fbf_replay_grow((void **)&r->jobs, &r->jobs_cap, r->wl->nb_jobs + 1, sizeof *r->jobs))
         return fbf_errorf(&r->err, -ENOMEM, "out of memory");
     fbf_error werr;
-    int rc = fbf_workload_add_job_profile(r->wl, id, at, delay, walltime,
-                                          (int64_t)res->valuedouble, prof->valuestring, &werr);
+    int rc = fbf_workload_add_job_profile(r->wl, id, at, delay, walltime, res, profile, &werr);
     if (rc == -ENOMEM)
         return fbf_errorf(&r->err, -ENOMEM, "out of memory");
     if (rc < 0)
-        return fbf_replay_fail(r, ev, T, id, "%s", werr.text);
+        return fbf_replay_fail(r, ev, type, id, "%s", werr.text);
     uint32_t ji = (uint32_t)(r->wl->nb_jobs - 1);
     r->jobs[ji] = (fbf_rjob){.state = FBF_RJ_WAITING};
     r->submitted++;
@@ -476,7 +270,7 @@ int fbf_replay_register_job(fbf_replay *r, const cJSON *data, long ev, double at
         job = stored;
     }
     int rc;
-    if (!workload_exists(r, id, (size_t)(bang - id)))
+    if (!fbf_replay_workload_known(r, id, (size_t)(bang - id)))
         rc = fbf_replay_fail(r, ev, T, id, "Internal error: Workload '%.*s' should exist.",
                              (int)(bang - id), id);
     else if (fbf_workload_find(r->wl, id) >= 0)
@@ -579,4 +373,10 @@ int fbf_replay_answers_done(fbf_replay *r)
     }
     r->nqueries = 0;
     return 0;
+}
+
+void fbf_replay_dynamic_fini(fbf_replay *r)
+{
+    fbf_replay_profiles_fini(r);
+    free(r->queries);
 }

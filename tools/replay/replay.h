@@ -7,6 +7,7 @@
  *               its decisions to the state below
  *   decide.c    REJECT_JOB, KILL_JOB, SET_JOB_METADATA, CHANGE_JOB_STATE
  *   output.c    statistics, the summary, out_jobs.csv, summary.json, progress
+ *   profiles.c  the workloads and profiles registrations create and drop
  *   dynamic.c   Batsim's side of dynamic registration (REGISTER_PROFILE,
  *               REGISTER_JOB, NOTIFY registration_finished /
  *               continue_registration) and of estimate_waiting_time queries
@@ -353,6 +354,30 @@ int fbf_replay_answers_done(fbf_replay *r);
 /* Appends the QUERY events for the jobs submitted in the message built. */
 void fbf_replay_emit_queries(fbf_replay *r, size_t *count);
 void fbf_replay_dynamic_fini(fbf_replay *r);
+/* A registered job, checked by the caller as its protocol's Batsim does
+ * (type names the event for errors): into the workload and the queue at
+ * at, acknowledged later when acknowledgements are on. */
+int fbf_replay_job_register(fbf_replay *r, long ev, const char *type, const char *id, double at,
+                            double delay, double walltime, int64_t res, const char *profile);
+
+/* profiles.c: Batsim's workloads and profiles by (workload, name) once a
+ * registration came (the input's under every workload SIMULATION_BEGINS
+ * listed). Each returns 0 or -ENOMEM with r->err set. */
+#define FBF_REPLAY_PROFILE_NONE (-1.0)
+#define FBF_REPLAY_PROFILE_DROPPED (-2.0)
+/* Builds the index at the first registration (runs without pay nothing). */
+int fbf_replay_profiles_ready(fbf_replay *r);
+void fbf_replay_profiles_fini(fbf_replay *r);
+/* The delay of profile name of workload wl (len bytes), or _NONE, or
+ * _DROPPED. After fbf_replay_profiles_ready(). */
+double fbf_replay_profile_delay(const fbf_replay *r, const char *wl, size_t len,
+                                const char *name);
+/* Whether Batsim knows workload wl: the input's, or one registered. */
+bool fbf_replay_workload_known(const fbf_replay *r, const char *wl, size_t len);
+int fbf_replay_workload_add(fbf_replay *r, const char *wl, size_t len);
+/* A new profile (the caller checked the name is free), creating its
+ * workload as Batsim does. */
+int fbf_replay_profile_add(fbf_replay *r, const char *wl, const char *name, double delay);
 /* Batsim deletes job: without profile reuse, its profile goes with it
  * (the name stays taken). Only with dynamic jobs, where it can matter. */
 void fbf_replay_drop_profile(fbf_replay *r, uint32_t job);
