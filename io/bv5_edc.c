@@ -283,6 +283,9 @@ int fbf_bv5_edc_take(fbf_bv5_edc *e, const uint8_t *req, size_t len, const uint8
     size_t n = 0;
     if (rc == 0) {
         e->now = e->dec.now;
+        /* Batsim 5 registers what the hello requested (never acknowledged,
+         * profiles never reused): SimulationBegins does not say it. */
+        e->dec.begins.dynamic_jobs = e->opt.session.submitter != NULL;
         if ((rc = fbf_session_open(e->core, e->dec.now, err)) < 0 ||
             (rc = fbf_session_apply(e->core, e->dec.events.ev, e->dec.events.n, err)) < 0)
             rc = phrase(e, rc, err);

@@ -40,6 +40,12 @@
                                               "'host_allocation':'" hosts "'," PLACE "}}")
 #define EXEC1 EXEC("w0!1", "0-1")
 
+#define DYN HELLO(",'requested_simulation_features':{'dynamic_registration':true}", COMMIT)
+#define REGPROF(id, delay) EV("RegisterProfileEvent", "{'profile':{'id':'" id "','profile_type':" \
+                                                      "'DelayProfile','profile':{'delay':" #delay "}}}")
+#define REGJOB(id, job) EV("RegisterJobEvent", "{'job_id':'" id "','job':{'resource_request':1," job \
+                                               "}}")
+
 typedef struct bad {
     const char *name;
     const char *hello;  /* "" the usual one */
@@ -71,9 +77,6 @@ static const bad cases[] = {
                                              "be {})", NULL},
     {"feature not bool", HELLO(",'requested_simulation_features':{'profile_reuse':1}", COMMIT),
      NULL, "requested_simulation_features.profile_reuse is not a boolean", NULL},
-    {"dynamic registration", HELLO(",'requested_simulation_features':{'dynamic_registration':"
-                                   "true}", COMMIT),
-     NULL, "dynamic registration (RegisterJobEvent, RegisterProfileEvent) is not supported", NULL},
     /* the message */
     {"malformed", "", "{'now':$now,'events':[{'timestamp'", "malformed JSON at byte", NULL},
     {"truncated", "", "{'now':$now,'ev", "malformed JSON at byte", NULL},
@@ -101,8 +104,42 @@ static const bad cases[] = {
      "Unhandled event type received (JobSubmittedEvent)", NULL},
     {"hello twice", "", MSG(EV("EDCHelloEvent", "{}")),
      "External decision component said hello twice!", NULL},
-    {"registration", "", MSG(EV("RegisterJobEvent", "{}")),
-     "RegisterJobEvent is not supported by fastbf-replay --protocol batsim5 yet", NULL},
+    /* dynamic registration */
+    {"registration not requested", "", MSG(REGJOB("w1!a", "'profile_id':'w1!p'")),
+     "the EDC did not request dynamic_registration in its EDCHelloEvent", NULL},
+    {"registration finished", DYN, MSG(EV("FinishRegistrationEvent", "{}") "," REGPROF("w1!p", 5)),
+     "registration after the EDC's FinishRegistrationEvent", NULL},
+    {"profile without member", DYN, MSG(EV("RegisterProfileEvent", "{}")),
+     "event.profile is missing (Batsim 5.0.0-rc2 reads it unchecked)", NULL},
+    {"profile id without workload", DYN, MSG(REGPROF("p", 5)),
+     "event.profile.id 'p' is not \"workload!name\"", NULL},
+    {"profile twice", DYN, MSG(REGPROF("w1!p", 5) "," REGPROF("w1!p", 6)),
+     "Invalid new profile registration: 'w1!p' already exists in the workload.", NULL},
+    {"profile not delay", DYN, MSG(EV("RegisterProfileEvent", "{'profile':{'id':'w1!p',"
+                                   "'profile_type':'ParallelTaskProfile','profile':{}}}")),
+     "profile w1!p: event.profile.profile_type is not DelayProfile", NULL},
+    {"profile delay 0", DYN, MSG(REGPROF("w1!p", 0)),
+     "Invalid registration of profile 'w1!p': non-strictly-positive 'delay' field (0)", NULL},
+    {"job id", DYN, MSG(REGPROF("w1!p", 5) "," REGJOB("a", "'profile_id':'w1!p'")),
+     "Invalid string job identifier 'a': should be formatted as two '!'-separated parts", NULL},
+    {"job exists", DYN, MSG(REGPROF("w1!p", 5) "," REGJOB("w0!1", "'profile_id':'w1!p'")),
+     "Invalid new job registration: 'w0!1' already exists in the workload.", NULL},
+    {"job without profile_id", DYN, MSG(REGPROF("w1!p", 5) "," REGJOB("w1!a", "'rigid':true")),
+     "event.job.profile_id is missing (Batsim 5.0.0-rc2 reads it unchecked)", NULL},
+    {"job profile unknown", DYN, MSG(REGPROF("w1!p", 5) "," REGJOB("w1!a", "'profile_id':'q'")),
+     "Invalid new job registration for 'w1!a': the associated profile 'w1!q' does not exist",
+     NULL},
+    {"job profile workload", DYN, MSG(REGJOB("w1!a", "'profile_id':'w9!p'")),
+     "Invalid new job resgistration for 'w1!a': the profile's workload does not exist (w9)", NULL},
+    {"job profile unknown in workload", DYN, MSG(REGPROF("w1!p", 5) ","
+                                                 REGJOB("w1!a", "'profile_id':'w1!q'")),
+     "Invalid new job registration for 'w1!a': the profile does not exist (w1!q).", NULL},
+    {"job of 0 hosts", DYN, MSG(REGPROF("w1!p", 5) "," EV("RegisterJobEvent", "{'job_id':'w1!a',"
+                                "'job':{'resource_request':0,'profile_id':'w1!p'}}")),
+     "event.job.resource_request is 0: fastbf-replay runs jobs of 1 resource or more", NULL},
+    {"job walltime", DYN, MSG(REGPROF("w1!p", 5) "," REGJOB("w1!a", "'profile_id':'w1!p',"
+                                                          "'walltime':-5")),
+     "event.job.walltime is not a number > 0 (absent: no walltime)", NULL},
     /* jobs */
     {"unknown job", "", MSG(EXEC("w0!nope", "0")), "Cannot get job 'w0!nope': it does not exist",
      NULL},

@@ -19,6 +19,7 @@
 #include "io/bv2_client.h"
 #include "io/bv2_frame.h"
 #include "io/submitter.h"
+#include "tools/lib/register_plan.h"
 #include "io/bv4_session.h"
 #include "io/bv5_process.h"
 #include "io/zmq_server.h"
@@ -120,47 +121,13 @@ static bool parse_count(const char *s, long long min, long long max, long long *
     return true;
 }
 
-/* The registration plan of --register-workload: every job of the file,
- * with its workload's profile (SWF: one delay profile per run time). */
-static fbf_submitter *load_plan(const char *path, double pause, fbf_error *err)
-{
-    fbf_wl_read_options ro = FBF_WL_READ_DEFAULTS;
-    ro.name = "dyn"; /* apart from the workloads Batsim submits itself */
-    fbf_workload *wl = fbf_workload_read(path, &ro, err);
-    if (!wl)
-        return NULL;
-    fbf_submitter_job *plan = calloc(wl->nb_jobs ? wl->nb_jobs : 1, sizeof *plan);
-    fbf_submitter *reg = NULL;
-    if (!plan) {
-        fbf_errorf(err, -ENOMEM, "out of memory");
-    } else {
-        for (size_t i = 0; i < wl->nb_jobs; i++) {
-            const fbf_wl_job *j = &wl->jobs[i];
-            plan[i] = (fbf_submitter_job){.id = j->id, .subtime = j->subtime, .res = j->res,
-                                        .walltime = j->walltime,
-                                        .profile = wl->profiles[j->profile].name,
-                                        .delay = j->runtime};
-        }
-        fbf_submitter_options ropt = {.pause = pause};
-        reg = fbf_submitter_create(plan, wl->nb_jobs, &ropt, err);
-    }
-    free(plan);
-    fbf_workload_destroy(wl);
-    return reg;
-}
-
 /* Batsim 5's init string over the command line's options (a process EDC's
  * handshake). */
-typedef struct edc_config {
-    fbf_power_config power;
-    bool verbose;
-} edc_config;
-
 static int configure_edc(void *ctx, const char *init, size_t len, fbf_bv5_options *o,
                          fbf_error *err)
 {
-    edc_config *c = ctx;
-    int rc = fbf_edc_init_read(init, len, o, &c->power, &c->verbose, err);
+    fbf_edc_setup *c = ctx;
+    int rc = fbf_edc_init_read(init, len, o, c, err);
     o->session.power = &c->power;
     o->session.log = c->verbose ? stderr : NULL;
     return rc;
@@ -306,9 +273,12 @@ int main(int argc, char **argv)
     bool v2 = strcmp(protocol, "batsim2") == 0, v5 = strcmp(protocol, "batsim5") == 0;
     if (!v2 && !v5 && strcmp(protocol, "batsim4") != 0)
         return bad_usage("--protocol: '%s' is not batsim4, batsim5 or batsim2", protocol);
-    if (v5 && (tag_starts || query_energy || reg_path))
-        return bad_usage("%s", "--tag-starts, --query-energy and --register-workload are not "
-                               "carried by batsim5 in this fastbf");
+    if (v5 && (tag_starts || query_energy))
+        return bad_usage("%s", "--tag-starts and --query-energy need Batsim v4: batprotocol "
+                               "carries no job metadata or energy query");
+    if (v5 && pause > 0)
+        return bad_usage("%s", "--register-pause needs Batsim v4's continue_registration: "
+                               "batprotocol cannot re-open registration");
     if (!v2 && v2_only)
         return bad_usage("%s", "--socket, --redis-host, --redis-port and --max-message go "
                                "with --protocol batsim2");
@@ -342,7 +312,7 @@ int main(int argc, char **argv)
         return bad_usage("%s", "--register-pause goes with --register-workload");
     fbf_error err = {{0}};
     fbf_submitter *reg = NULL;
-    if (reg_path && !(reg = load_plan(reg_path, pause, &err))) {
+    if (reg_path && !(reg = fbf_register_plan_load(reg_path, pause, &err))) {
         fprintf(stderr, "fastbf: --register-workload: %s\n", err.text);
         return 2;
     }
@@ -368,11 +338,12 @@ int main(int argc, char **argv)
     fbf_bv4_session *s = NULL;
     fbf_bv2_client *c = NULL;
     fbf_bv5_process p5;
-    edc_config p5cfg = {.power = power, .verbose = verbose};
+    fbf_edc_setup p5cfg = {.power = power, .verbose = verbose};
     bool ready = true;
     if (v5) {
         fbf_bv5_options o5 = {.session = {.engine = ecfg,
                                           .log = o.log,
+                                          .submitter = reg,
                                           .power = &p5cfg.power,
                                           .sleep_pstate_given = sleep_given,
                                           .compute_pstate_given = compute_given,
@@ -448,8 +419,10 @@ int main(int argc, char **argv)
                            fbf_engine_policy_counters(e, work, sizeof work / sizeof work[0]));
     }
     fbf_bv2_client_destroy(c);
-    if (v5)
+    if (v5) {
         fbf_bv5_process_fini(&p5);
+        fbf_submitter_destroy(p5cfg.submitter);
+    }
     fbf_bv4_session_destroy(s);
     fbf_submitter_destroy(reg);
     if (rc < 0) {

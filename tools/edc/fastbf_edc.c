@@ -24,7 +24,7 @@
 
 /* The API is process-wide by Batsim's design: one EDC per library copy. */
 static fbf_bv5_edc *edc;
-static fbf_power_config power;
+static fbf_edc_setup setup;
 
 EXPORT uint8_t batsim_edc_init(const uint8_t *init_data, uint32_t init_size, uint32_t *flags,
                                uint8_t **reply_data, uint32_t *reply_size)
@@ -37,18 +37,19 @@ EXPORT uint8_t batsim_edc_init(const uint8_t *init_data, uint32_t init_size, uin
                                      .call_margin = 1e-3,
                                      .call_per_event = 2e-5},
                          .format = FBF_BV5_FORMAT_JSON};
-    bool verbose = false;
     const fbf_policy_entry *pe = fbf_policy_lookup("easy");
     o.session.engine.policy = pe->ops;
     o.session.engine.reservation_depth = pe->default_depth;
-    power = fbf_power_config_default();
+    setup = (fbf_edc_setup){.power = fbf_power_config_default()};
     fbf_error err = {{0}};
-    if (fbf_edc_init_read((const char *)init_data, init_size, &o, &power, &verbose, &err) < 0) {
+    if (fbf_edc_init_read((const char *)init_data, init_size, &o, &setup, &err) < 0) {
         fprintf(stderr, "fastbf-edc: %s\n", err.text);
+        fbf_submitter_destroy(setup.submitter);
+        setup.submitter = NULL;
         return 1;
     }
-    o.session.power = &power;
-    o.session.log = verbose ? stderr : NULL;
+    o.session.power = &setup.power;
+    o.session.log = setup.verbose ? stderr : NULL;
     const uint8_t *hello;
     size_t len;
     edc = fbf_bv5_edc_create(&o, &err);
@@ -56,6 +57,8 @@ EXPORT uint8_t batsim_edc_init(const uint8_t *init_data, uint32_t init_size, uin
         fprintf(stderr, "fastbf-edc: init: %s\n", err.text);
         fbf_bv5_edc_destroy(edc);
         edc = NULL;
+        fbf_submitter_destroy(setup.submitter);
+        setup.submitter = NULL;
         return 1;
     }
     *flags = o.format;
@@ -96,5 +99,7 @@ EXPORT uint8_t batsim_edc_deinit(void)
 {
     fbf_bv5_edc_destroy(edc);
     edc = NULL;
+    fbf_submitter_destroy(setup.submitter);
+    setup.submitter = NULL;
     return 0;
 }

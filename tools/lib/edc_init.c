@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "policies/registry.h"
+#include "tools/lib/register_plan.h"
 
 static int bad(fbf_error *err, const char *key, const char *want)
 {
@@ -38,9 +39,10 @@ static bool count(const cJSON *v, double min, double max, double *out)
     return true;
 }
 
-static int read_options(const cJSON *init, fbf_bv5_options *o, fbf_power_config *power,
-                        bool *verbose, fbf_error *err)
+static int read_options(const cJSON *init, fbf_bv5_options *o, fbf_edc_setup *setup,
+                        fbf_error *err)
 {
+    fbf_power_config *power = &setup->power;
     const char *policy = NULL;
     const cJSON *depth = NULL;
     double v;
@@ -87,12 +89,21 @@ static int read_options(const cJSON *init, fbf_bv5_options *o, fbf_power_config 
         } else if (strcmp(k, "verbose") == 0) {
             if (!cJSON_IsBool(m))
                 return bad(err, k, "true or false");
-            *verbose = cJSON_IsTrue(m);
+            setup->verbose = cJSON_IsTrue(m);
+        } else if (strcmp(k, "register_workload") == 0) {
+            if (!cJSON_IsString(m) || !m->valuestring[0])
+                return bad(err, k, "the path of a workload file (SWF or Batsim JSON)");
+            fbf_error inner = {{0}};
+            fbf_submitter *plan = fbf_register_plan_load(m->valuestring, 0, &inner);
+            if (!plan)
+                return fbf_errorf(err, -EINVAL, "init: \"%s\": %s", k, inner.text);
+            fbf_submitter_destroy(setup->submitter);
+            o->session.submitter = setup->submitter = plan;
         } else {
             return fbf_errorf(err, -EINVAL, "init: unknown key \"%s\" (policy, "
                               "reservation_depth, workers, format, kill_after, max_wait, "
                               "energy_saving, switch_delays, sleep_pstate, compute_pstate, "
-                              "verbose)", k);
+                              "verbose, register_workload)", k);
         }
     }
     if (policy) {
@@ -115,8 +126,8 @@ static int read_options(const cJSON *init, fbf_bv5_options *o, fbf_power_config 
     return 0;
 }
 
-int fbf_edc_init_read(const char *init, size_t len, fbf_bv5_options *o,
-                      fbf_power_config *power, bool *verbose, fbf_error *err)
+int fbf_edc_init_read(const char *init, size_t len, fbf_bv5_options *o, fbf_edc_setup *setup,
+                      fbf_error *err)
 {
     while (len && (init[len - 1] == '\0' || init[len - 1] == ' ' || init[len - 1] == '\n'))
         len--;
@@ -128,7 +139,7 @@ int fbf_edc_init_read(const char *init, size_t len, fbf_bv5_options *o,
         return fbf_errorf(err, -EINVAL, "init: expected a JSON object of options, got \"%.*s\"",
                           (int)(len > 200 ? 200 : len), init);
     }
-    int rc = read_options(j, o, power, verbose, err);
+    int rc = read_options(j, o, setup, err);
     cJSON_Delete(j);
     return rc;
 }

@@ -223,7 +223,7 @@ void fbf_replay_drop_profile(fbf_replay *r, uint32_t job)
     const char *name = r->wl->profiles[r->wl->jobs[job].profile].name;
     /* Batsim 5 drops a profile from its own workload, which a registered
      * job names before a '!' when it is not the job's. */
-    const char *pbang = r->v5 ? strchr(name, '!') : NULL;
+    const char *pbang = r->v5 && job >= r->nb_static ? strchr(name, '!') : NULL;
     if (pbang) {
         id = name;
         bang = pbang;

@@ -469,10 +469,9 @@ static int deadlock(fbf_replay *r, FILE *out)
     fbf_jbuf_fmt(t, sizeof t, r->clock);
     if (r->reg_open && !r->waiting)
         fbf_errorf(&r->err, -EDEADLK,
-                   "deadlock at now=%s: dynamic registration is still open (no NOTIFY "
-                   "registration_finished) but nothing is pending, no call and no job: Batsim "
-                   "would wait forever",
-                   t);
+                   "deadlock at now=%s: dynamic registration is still open (no %s) but nothing "
+                   "is pending, no call and no job: Batsim would wait forever",
+                   t, r->v5 ? "FinishRegistrationEvent" : "NOTIFY registration_finished");
     else
         fbf_errorf(&r->err, -EDEADLK,
                    "deadlock at now=%s: %zu jobs wait, none runs, no call is pending and every "

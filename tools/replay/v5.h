@@ -9,6 +9,8 @@
  *   v5_message.c  the Batsim->EDC events, in sim.c's order (replay.h)
  *   v5_reply.c    the checking of each reply, message and events, and the
  *                 job decisions (ExecuteJob, RejectJob, KillJobs)
+ *   v5_register.c RegisterProfileEvent, RegisterJobEvent,
+ *                 FinishRegistrationEvent (dynamic registration)
  *   v5_calls.c    CallMeLater (OneShot and Periodic), StopCallMeLater,
  *                 RequestedCallEvent, hosts' power events under --energy
  *   transport_edc.c  the library EDC (dlopen) behind the transport API
@@ -105,6 +107,12 @@ int fbf_v5_apply_reply(fbf_replay *r, const char *text, size_t len);
  * fbf_replay_fail() with Batsim's text otherwise. */
 int64_t fbf_v5_job(fbf_replay *r, const cJSON *v, long ev, const char *type,
                    const char *path);
+
+/* v5_register.c: RegisterProfileEvent, RegisterJobEvent (submitted at
+ * at), FinishRegistrationEvent. 0 or -EPROTO / -ENOMEM. */
+int fbf_v5_register_profile(fbf_replay *r, const cJSON *e, long ev);
+int fbf_v5_register_job(fbf_replay *r, const cJSON *e, long ev, double at);
+int fbf_v5_finish_registration(fbf_replay *r);
 
 /* v5_calls.c */
 int fbf_v5_call_me_later(fbf_replay *r, const cJSON *e, long ev, double at);

@@ -17,8 +17,8 @@
  * requested_simulation_features (an object, may be {}) whose members are
  * booleans: Batsim 5.0.0-rc2 dies of a segmentation fault without the last
  * two, so they are named here instead. The features requested set what the
- * run sends (forwarded profiles); dynamic_registration is refused, as the
- * replayer does not carry Batsim 5's registration events yet.
+ * run sends (forwarded profiles) and takes (dynamic_registration, with
+ * acknowledge_dynamic_jobs and profile_reuse: v5_register.c).
  */
 #include "tools/replay/v5.h"
 
@@ -112,10 +112,11 @@ static int hello_event(fbf_replay *r, const cJSON *h)
                          features[k]);
         on[k] = cJSON_IsTrue(v);
     }
-    if (on[F_DYN])
-        return hfail(r, "requested_simulation_features.dynamic_registration: dynamic "
-                     "registration (RegisterJobEvent, RegisterProfileEvent) is not supported by "
-                     "fastbf-replay --protocol batsim5 yet");
+    /* As Batsim's server_on_edc_hello: acknowledgements and profile reuse
+     * only mean something with registration. */
+    r->cfg.dyn_jobs = r->reg_open = on[F_DYN];
+    r->cfg.dyn_acks = on[F_DYN] && on[F_ACK];
+    r->cfg.profile_reuse = on[F_DYN] && on[F_REUSE];
     r->v5->fwd_submission = on[F_SUB];
     r->v5->fwd_killed = on[F_KILLED];
     r->v5->fwd_begins = on[F_BEGINS];

@@ -62,8 +62,11 @@ void fbf_v5_profile_id(const fbf_replay *r, uint32_t job, fbf_jbuf *b)
 {
     const char *id = r->wl->jobs[job].id, *bang = strchr(id, '!');
     const char *p = r->wl->profiles[r->wl->jobs[job].profile].name;
-    /* Batsim names a profile after its workload: the job's prefix. */
-    if (bang)
+    /* Batsim names a profile after its workload: the job's prefix; a
+     * registered job keeps the full id it named (v5_register.c). */
+    if (job >= r->nb_static)
+        ;
+    else if (bang)
         fbf_jbuf_raw(b, id, (size_t)(bang - id) + 1);
     else
         fbf_jbuf_lit(b, "w0!");

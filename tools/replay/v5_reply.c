@@ -32,10 +32,11 @@
  *       ChangeHostsPStateEvent  v5_calls.c
  *   ForceSimulationStopEvent  the rest of the reply is dropped and
  *       SimulationEndsEvent comes next
- *   FinishRegistrationEvent  nothing to do (no registration is open)
+ *   RegisterProfileEvent, RegisterJobEvent, FinishRegistrationEvent
+ *       v5_register.c
  *   EDCHelloEvent  "External decision component said hello twice!"
  *   refused: events Batsim sends ("Unhandled event type received (...)"),
- *       registration and probes (not supported yet),
+ *       probes (not supported yet),
  *       unknown types
  */
 #include "tools/replay/v5.h"
@@ -336,14 +337,18 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
         r->v5->stop_asked = *stop = true;
         return 0;
     }
+    if (strcmp(t, "RegisterJobEvent") == 0)
+        return fbf_v5_register_job(r, ev, i, at);
+    if (strcmp(t, "RegisterProfileEvent") == 0)
+        return fbf_v5_register_profile(r, ev, i);
     if (strcmp(t, "FinishRegistrationEvent") == 0)
-        return 0;
+        return fbf_v5_finish_registration(r);
     if (strcmp(t, "EDCHelloEvent") == 0)
         return fail(r, i, t, NULL, "External decision component said hello twice!");
     if (listed(to_edc, t))
         return fail(r, i, t, NULL, "Unhandled event type received (%s)", t);
     static const char *const unsupported[] = {
-        "RegisterJobEvent", "RegisterProfileEvent", "CreateProbeEvent", "StopProbeEvent",
+        "CreateProbeEvent", "StopProbeEvent",
         "TriggerProbeEvent", "ResetProbeEvent", NULL};
     if (listed(unsupported, t))
         return fail(r, i, t, NULL, "%s is not supported by fastbf-replay --protocol batsim5 yet",
