@@ -146,8 +146,15 @@ int fbf_engine_set_platform(fbf_engine *e, const fbf_idset *compute, fbf_error *
     uint64_t n = fbf_idset_count(compute);
     if (n < 1 || n > UINT32_MAX)
         return fbf_errorf(err, -EINVAL, "platform needs at least one compute resource");
-    if (fbf_idset_copy(&e->free_set, compute) < 0 || fbf_power_set_platform(e->power, compute) < 0)
+    if (fbf_idset_copy(&e->free_set, compute) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
+    int rc = fbf_power_set_platform(e->power, compute);
+    if (rc == -E2BIG)
+        return fbf_errorf(err, rc, "energy saving models each machine, for ids below %u: the "
+                          "platform's last is %u", FBF_POWER_MAX_MACHINES,
+                          compute->r[compute->n - 1].hi);
+    if (rc < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory for the machine states of energy saving");
     e->nb_compute = e->nb_free = (uint32_t)n;
     e->has_platform = true;
     return 0;

@@ -22,7 +22,6 @@
 #include "engine/policy_api.h"
 #include "engine/power.h"
 
-#define MAX_MACHINE_ID (1u << 26)
 
 typedef struct machine {
     double idle_since; /* ON: free since (saving only) */
@@ -102,7 +101,9 @@ static int ensure_machines(fbf_power *p)
     if (p->m && p->cand)
         return 0;
     free(p->m);
-    if (p->nb_ids == 0 || p->nb_ids > MAX_MACHINE_ID)
+    if (p->nb_ids > FBF_POWER_MAX_MACHINES)
+        return -E2BIG;
+    if (p->nb_ids == 0)
         return -ENOMEM;
     p->m = calloc(p->nb_ids, sizeof *p->m);
     p->cand = calloc(p->nb_ids, sizeof *p->cand);
@@ -140,7 +141,11 @@ int fbf_power_initial(fbf_power *p, fbf_engine *e, uint32_t id, fbf_machine_stat
         return fbf_errorf(err, -EINVAL, "machine %u is not a compute resource", id);
     if (st == FBF_MACHINE_ON)
         return 0;
-    if (ensure_machines(p) < 0)
+    int rc = ensure_machines(p);
+    if (rc == -E2BIG)
+        return fbf_errorf(err, rc, "machine states are modelled one by one, for ids below %u: "
+                          "machine %u is beyond", FBF_POWER_MAX_MACHINES, p->nb_ids - 1);
+    if (rc < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory for %u machine states", p->nb_ids);
     machine *x = &p->m[id];
     if (x->st != FBF_MACHINE_ON || !fbf_idset_contains(fbf_engine_free_set(e), id))

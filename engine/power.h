@@ -68,8 +68,12 @@
  * Without saving, no SET request is ever made (machines Batsim reports
  * asleep then stay held).
  *
+ * Machine states are kept one by one (48 bytes each) for the ids below
+ * FBF_POWER_MAX_MACHINES: energy saving, or a machine reported not ON, on
+ * a platform whose ids go beyond is -E2BIG, said as such.
+ *
  * Ownership: owned by the engine (fbf_engine_create() / destroy).
- * Errors: -EINVAL with a message naming the machine.
+ * Errors: -EINVAL with a message naming the machine; -E2BIG as above.
  */
 #ifndef FBF_POWER_H
 #define FBF_POWER_H
@@ -79,6 +83,8 @@
 
 #include "engine/error.h"
 #include "engine/idset.h"
+
+#define FBF_POWER_MAX_MACHINES (1u << 26)
 
 typedef struct fbf_power_config {
     bool saving;        /* switch idle machines off */

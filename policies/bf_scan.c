@@ -53,12 +53,20 @@
 #include "policies/backfill_int.h"
 #include "policies/policies.h"
 
+/* The res values of waiting jobs, sorted, each with its tree: sized by
+ * the distinct sizes that wait, not by the largest a peer may send. A
+ * class whose tree empties stays (root 0) until empties outnumber the
+ * live ones, so that sizes that come and go cost no moves. */
+typedef struct res_class {
+    uint32_t res;
+    uint32_t root; /* tree of the waiting jobs of this res (0: none) */
+} res_class;
+
 struct fbf_bf_windex {
     fbf_qindex *all;   /* every waiting job */
     fbf_qindex *byres; /* the same jobs, one tree per res value */
-    uint32_t *root;    /* root[r]: tree of the waiting jobs of res r (0: none) */
-    uint64_t *bits;    /* bit r set iff root[r] != 0 */
-    size_t cap;        /* entries of root (a multiple of 64) */
+    res_class *cls;    /* sorted by res */
+    size_t n, cap, empty;
 };
 
 static atomic_ulong fallbacks;
@@ -81,42 +89,69 @@ void fbf_bf_windex_destroy(fbf_bf_windex *w)
         return;
     fbf_qindex_destroy(w->all);
     fbf_qindex_destroy(w->byres);
-    free(w->root);
-    free(w->bits);
+    free(w->cls);
     free(w);
 }
 
-static int grow(fbf_bf_windex *w, uint32_t r)
+/* The first class with res >= r (w->n if none). */
+static size_t lower_bound(const fbf_bf_windex *w, uint32_t r)
 {
-    if (r < w->cap)
-        return 0;
-    size_t cap = w->cap ? w->cap : 64;
-    while (cap <= r)
-        cap *= 2;
-    uint32_t *root = realloc(w->root, cap * sizeof *root);
-    if (!root)
-        return -ENOMEM;
-    w->root = root;
-    uint64_t *bits = realloc(w->bits, cap / 64 * sizeof *bits);
-    if (!bits)
-        return -ENOMEM;
-    w->bits = bits;
-    memset(root + w->cap, 0, (cap - w->cap) * sizeof *root);
-    memset(bits + w->cap / 64, 0, (cap - w->cap) / 64 * sizeof *bits);
-    w->cap = cap;
-    return 0;
+    size_t lo = 0, hi = w->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->cls[mid].res < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The class of res r, made if new; NULL when out of memory. */
+static res_class *class_of(fbf_bf_windex *w, uint32_t r)
+{
+    size_t i = lower_bound(w, r);
+    if (i < w->n && w->cls[i].res == r)
+        return &w->cls[i];
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 16;
+        res_class *c = realloc(w->cls, cap * sizeof *c);
+        if (!c)
+            return NULL;
+        w->cls = c;
+        w->cap = cap;
+    }
+    memmove(&w->cls[i + 1], &w->cls[i], (w->n - i) * sizeof *w->cls);
+    w->cls[i] = (res_class){.res = r};
+    w->n++;
+    w->empty++; /* until its first job */
+    return &w->cls[i];
+}
+
+/* Drops the empty classes once they outnumber the others. */
+static void compact(fbf_bf_windex *w)
+{
+    if (w->empty <= w->n / 2 + 64)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->cls[i].root)
+            w->cls[k++] = w->cls[i];
+    w->n = k;
+    w->empty = 0;
 }
 
 int fbf_bf_windex_add(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h)
 {
-    uint32_t r = fbf_sched_job(s, h)->res;
-    if (grow(w, r) < 0 || fbf_qindex_insert(w->all, s, h) < 0)
+    res_class *c = class_of(w, fbf_sched_job(s, h)->res);
+    if (!c || fbf_qindex_insert(w->all, s, h) < 0)
         return -ENOMEM;
-    if (fbf_qindex_insert_at(w->byres, s, &w->root[r], h) < 0) {
+    bool was_empty = c->root == 0;
+    if (fbf_qindex_insert_at(w->byres, s, &c->root, h) < 0) {
         fbf_qindex_remove(w->all, s, h);
         return -ENOMEM;
     }
-    w->bits[r / 64] |= 1ull << (r % 64);
+    w->empty -= was_empty;
     return 0;
 }
 
@@ -124,11 +159,13 @@ void fbf_bf_windex_remove(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h)
 {
     if (!fbf_qindex_contains(w->all, h))
         return;
-    uint32_t r = fbf_sched_job(s, h)->res;
+    size_t i = lower_bound(w, fbf_sched_job(s, h)->res);
     fbf_qindex_remove(w->all, s, h);
-    fbf_qindex_remove_at(w->byres, s, &w->root[r], h);
-    if (!w->root[r])
-        w->bits[r / 64] &= ~(1ull << (r % 64));
+    fbf_qindex_remove_at(w->byres, s, &w->cls[i].root, h);
+    if (!w->cls[i].root) {
+        w->empty++;
+        compact(w);
+    }
 }
 
 void fbf_bf_windex_update(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h)
@@ -136,22 +173,8 @@ void fbf_bf_windex_update(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h)
     if (!fbf_qindex_contains(w->all, h))
         return;
     fbf_qindex_update(w->all, s, h);
-    fbf_qindex_update_at(w->byres, s, w->root[fbf_sched_job(s, h)->res], h);
-}
-
-/* The smallest r >= from with a tree, or w->cap. */
-static size_t next_class(const fbf_bf_windex *w, size_t from)
-{
-    if (from >= w->cap)
-        return w->cap;
-    size_t i = from / 64;
-    uint64_t m = w->bits[i] & (~0ull << (from % 64));
-    while (!m) {
-        if (++i == w->cap / 64)
-            return w->cap;
-        m = w->bits[i];
-    }
-    return i * 64 + (size_t)__builtin_ctzll(m);
+    size_t i = lower_bound(w, fbf_sched_job(s, h)->res);
+    fbf_qindex_update_at(w->byres, s, w->cls[i].root, h);
 }
 
 typedef struct fit_ctx {
@@ -208,11 +231,11 @@ int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error
         fbf_job_h best = FBF_JOB_NONE;
         if (c.any > 0)
             best = fbf_qindex_next(w->all, s, after, small_enough, &c);
-        /* (r < cap always holds here: the first reserved job waits with
-         * res > free, and it is indexed; the test keeps that local.) */
-        for (size_t r = next_class(w, (size_t)c.any + 1);
-             r < w->cap && r <= c.free && !c.spent; r = next_class(w, r + 1)) {
-            fbf_job_h h = fbf_qindex_next_at(w->byres, s, w->root[r], after, may_fit, &c);
+        for (size_t i = lower_bound(w, c.any + 1);
+             i < w->n && w->cls[i].res <= c.free && !c.spent; i++) {
+            if (!w->cls[i].root)
+                continue;
+            fbf_job_h h = fbf_qindex_next_at(w->byres, s, w->cls[i].root, after, may_fit, &c);
             if (h != FBF_JOB_NONE &&
                 (best == FBF_JOB_NONE ||
                  fbf_job_key_cmp(fbf_sched_job(s, h), fbf_sched_job(s, best)) < 0))
