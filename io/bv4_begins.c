@@ -17,16 +17,28 @@ static const cJSON *get(const cJSON *o, const char *k)
     return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
-static bool flag(const cJSON *config, const char *flat, const char *group, const char *sub,
-                 const char *key)
+/* A boolean of the config, flat or nested (a flat member wins); absent
+ * is false, any other type an error: "yes" must not read as false. */
+static int flag(const cJSON *config, const char *flat, const char *group, const char *sub,
+                const char *key, bool *out, fbf_error *err)
 {
+    char field[96];
     const cJSON *v = get(config, flat);
-    if (cJSON_IsBool(v))
-        return cJSON_IsTrue(v);
-    const cJSON *g = get(config, group);
-    if (sub)
-        g = get(g, sub);
-    return cJSON_IsTrue(get(g, key));
+    if (v) {
+        snprintf(field, sizeof field, "data.config.%s", flat);
+    } else if (group) {
+        const cJSON *g = get(config, group);
+        if (sub)
+            g = get(g, sub);
+        v = get(g, key);
+        snprintf(field, sizeof field, "data.config.%s.%s%s%s", group, sub ? sub : "",
+                 sub ? "." : "", key);
+    }
+    if (v && !cJSON_IsBool(v))
+        return fbf_errorf(err, -EPROTO, "%s: expected true or false, got %s", field,
+                          fbf_job_json_kind(v));
+    *out = cJSON_IsTrue(v);
+    return 0;
 }
 
 /* A member of the Redis config in either form: the flat "redis-<name>"
@@ -47,7 +59,11 @@ static const cJSON *member(const cJSON *config, const char *name, char *field, s
 static int read_store(const cJSON *config, fbf_begins *b, fbf_error *err)
 {
     char field[64];
-    if (!cJSON_IsTrue(member(config, "enabled", field, sizeof field)))
+    const cJSON *on = member(config, "enabled", field, sizeof field);
+    if (on && !cJSON_IsBool(on))
+        return fbf_errorf(err, -EPROTO, "%s: expected true or false, got %s", field,
+                          fbf_job_json_kind(on));
+    if (!cJSON_IsTrue(on))
         return 0;
     const cJSON *host = member(config, "hostname", field, sizeof field);
     if (host && (!cJSON_IsString(host) || !host->valuestring[0]))
@@ -71,12 +87,14 @@ static int read_store(const cJSON *config, fbf_begins *b, fbf_error *err)
 
 static int read_config(const cJSON *config, fbf_begins *b, fbf_error *err)
 {
-    b->dynamic_jobs =
-        flag(config, "dynamic-jobs-enabled", "job_submission", "from_scheduler", "enabled");
-    b->dynamic_acks = flag(config, "dynamic-jobs-acknowledged", "job_submission",
-                           "from_scheduler", "acknowledge");
-    b->profile_reuse = cJSON_IsTrue(get(config, "profile-reuse-enabled"));
-    return read_store(config, b, err);
+    int rc = flag(config, "dynamic-jobs-enabled", "job_submission", "from_scheduler", "enabled",
+                  &b->dynamic_jobs, err);
+    if (rc == 0)
+        rc = flag(config, "dynamic-jobs-acknowledged", "job_submission", "from_scheduler",
+                  "acknowledge", &b->dynamic_acks, err);
+    if (rc == 0)
+        rc = flag(config, "profile-reuse-enabled", NULL, NULL, NULL, &b->profile_reuse, err);
+    return rc < 0 ? rc : read_store(config, b, err);
 }
 
 static int bad(fbf_error *err, const char *field, const char *want, const cJSON *got)

@@ -8,6 +8,7 @@
  * integral value.
  */
 #include "io/bv4_decode.h"
+#include "io/json_strict.h"
 
 #include <errno.h>
 #include <math.h>
@@ -527,7 +528,9 @@ int fbf_bv4_decode(fbf_bv4_decoder *d, fbf_json_arena *arena, const char *text, 
     if (end && end < text + len && *end)
         return fbf_errorf(err, -EPROTO, "malformed JSON message: unexpected bytes after the "
                           "message at byte %ld", (long)(end - text));
-    int rc = 0;
+    int rc = fbf_json_strict(text, len, r, err);
+    if (rc < 0)
+        return rc;
     const cJSON *now = get(r, "now"), *events = get(r, "events");
     if (!cJSON_IsObject(r))
         rc = fbf_errorf(err, -EPROTO, "message: expected a JSON object, got %s", describe(r));

@@ -2,6 +2,7 @@
  * bv5_decode: Batsim 5 JSON messages into typed events (see bv5_decode.h).
  */
 #include "io/bv5_decode.h"
+#include "io/json_strict.h"
 
 #include <errno.h>
 #include <math.h>
@@ -443,6 +444,9 @@ int fbf_bv5_decode(fbf_bv5_decoder *d, fbf_json_arena *arena, const char *text, 
     if (end && end < text + len)
         return fbf_errorf(err, -EPROTO, "malformed JSON message: unexpected bytes after the "
                           "message at byte %ld", (long)(end - text));
+    int src = fbf_json_strict(text, len, r, err);
+    if (src < 0)
+        return src;
     const cJSON *now = get(r, "now"), *events = get(r, "events");
     if (!cJSON_IsObject(r))
         return fbf_errorf(err, -EPROTO, "message: expected a JSON object, got %s",

@@ -4,6 +4,7 @@
  * (an element or ']' / a ',' or ']' / nothing).
  */
 #include "io/json_stream.h"
+#include "io/json_strict.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -43,8 +44,30 @@ static int value(fbf_json_stream *s, cJSON **out, fbf_error *err)
             s->cur = at;
         return fail(s, -EPROTO, err, "not a JSON value");
     }
+    int rc = fbf_json_strict_tree(v, err);
+    if (rc < 0) {
+        s->state = ST_DEAD;
+        return rc;
+    }
     s->cur = stop;
     *out = v;
+    return 0;
+}
+
+/* The object's member names so far, NUL-separated: a name seen twice is
+ * refused, as the whole parse refuses it (json_strict.h). */
+static int new_name(fbf_json_stream *s, const char *key, size_t klen, fbf_error *err)
+{
+    for (size_t i = 0; i < s->names_len; i += strlen(s->names + i) + 1)
+        if (strcmp(s->names + i, key) == 0) {
+            s->state = ST_DEAD; /* worded as a whole parse words it */
+            return fbf_errorf(err, -EPROTO, "duplicate key \"%.60s\" (one member named twice)",
+                              key);
+        }
+    if (s->names_len + klen + 1 > sizeof s->names)
+        return fail(s, -EPROTO, err, "more member names than a Batsim message has");
+    memcpy(s->names + s->names_len, key, klen + 1);
+    s->names_len += klen + 1;
     return 0;
 }
 
@@ -92,7 +115,9 @@ static int members(fbf_json_stream *s, bool first, fbf_error *err)
             return fail(s, -ENOMEM, err, "");
         memcpy(key, k->valuestring, klen + 1);
         bool is_array = strcmp(key, s->array_key) == 0;
-        if (!take(s, ':'))
+        if ((rc = new_name(s, key, klen, err)) < 0)
+            ;
+        else if (!take(s, ':'))
             rc = fail(s, -EPROTO, err, "expected ':'");
         else if (is_array && !take(s, '['))
             rc = fail(s, -EPROTO, err, "expected an array");
@@ -124,6 +149,11 @@ int fbf_json_stream_open(fbf_json_stream *s, fbf_json_arena *arena, const char *
 {
     *s = (fbf_json_stream){.arena = arena, .text = text, .cur = text, .end = text + len,
                            .array_key = array_key, .member = fn, .ctx = ctx};
+    int rc = fbf_json_strict_text(text, len, err);
+    if (rc < 0) {
+        s->state = ST_DEAD;
+        return rc;
+    }
     if (!take(s, '{'))
         return fail(s, -EPROTO, err, "expected a JSON object");
     return members(s, true, err);
@@ -136,10 +166,7 @@ static int close_array(fbf_json_stream *s, fbf_error *err)
         return finish(s, err);
     if (!take(s, ','))
         return fail(s, -EPROTO, err, "expected ',' or '}'");
-    int rc = members(s, false, err);
-    if (rc > 0)
-        return fail(s, -EPROTO, err, "the array member appears twice");
-    return rc;
+    return members(s, false, err);
 }
 
 int fbf_json_stream_next(fbf_json_stream *s, cJSON **elem, fbf_error *err)

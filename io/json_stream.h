@@ -17,8 +17,10 @@
  *    fbf_json_stream_next(), live in the arena until the next parse into
  *    it (the next callback or element): copy out what must last longer.
  *  - Errors: -EPROTO with a message naming the byte offset (malformed
- *    JSON, not an object, the member not an array, bytes after the end);
- *    -ENOMEM. The stream is dead after an error.
+ *    JSON, not an object, the member not an array, bytes after the end,
+ *    a member name repeated in the object or in any value, a \u0000 in
+ *    a string: json_strict.h); -ENOMEM. The stream is dead after an
+ *    error.
  */
 #ifndef FBF_JSON_STREAM_H
 #define FBF_JSON_STREAM_H
@@ -47,6 +49,8 @@ typedef struct fbf_json_stream {
     fbf_json_member_fn member;
     void *ctx;
     int state; /* internal */
+    char names[256]; /* internal: the member names read */
+    size_t names_len;
 } fbf_json_stream;
 
 /* Reads members of the object in text up to the member named array_key

@@ -6,6 +6,7 @@
  * The pass and the reply's decisions: session_reply.c.
  */
 #include "io/session.h"
+#include "io/json_strict.h"
 
 #include <errno.h>
 #include <math.h>
@@ -263,7 +264,8 @@ static int take(fbf_session *s, size_t i, fbf_error *err)
     if (!it->value)
         return fbf_errorf(err, -EPROTO, "Redis key \"%s\" does not exist (job %s has no "
                           "description)", key, it->name);
-    cJSON *d = cJSON_ParseWithLength(it->value, it->len);
+    const char *end = NULL;
+    cJSON *d = cJSON_ParseWithLengthOpts(it->value, it->len, &end, 0);
     if (!d) {
         const char *at = cJSON_GetErrorPtr();
         long off = at && at >= it->value && at <= it->value + it->len ? (long)(at - it->value)
@@ -271,8 +273,16 @@ static int take(fbf_session *s, size_t i, fbf_error *err)
         return fbf_errorf(err, -EPROTO, "Redis key \"%s\": malformed JSON near byte %ld", key,
                           off);
     }
+    /* As on the socket: one JSON value, then whitespace at most. */
+    while (end && end < it->value + it->len && strchr(" \t\r\n", *end) && *end)
+        end++;
     fbf_error inner;
-    int rc = cJSON_IsObject(d) ? fbf_job_json_read(d, "", it->name, true, &s->pre.descs[i], &inner)
+    int rc = end && end < it->value + it->len
+                 ? fbf_errorf(&inner, -EPROTO, "unexpected bytes after the JSON value at byte %ld",
+                              (long)(end - it->value))
+                 : fbf_json_strict(it->value, it->len, d, &inner);
+    if (rc == 0)
+        rc = cJSON_IsObject(d) ? fbf_job_json_read(d, "", it->name, true, &s->pre.descs[i], &inner)
                                : fbf_errorf(&inner, -EPROTO, "expected a JSON object (the "
                                             "job's description), got %s",
                                             fbf_job_json_kind(d));

@@ -72,6 +72,12 @@ static const bad_case bad_cases[] = {
     {L_BEGUN, "{'now':null,'events':[]}", "message: now: expected a finite number, got null"},
     {L_BEGUN, "{'now':1}", "message: events: expected an array, got nothing"},
     {L_BEGUN, "{'now':1,'events':{}}", "message: events: expected an array, got an object"},
+    /* one reading of each message */
+    {L_BEGUN, "{'now':1,'events':[],'now':2}", "duplicate key \"now\" (one member named twice)"},
+    {L_BEGUN, MSG(1, EV(1, "JOB_COMPLETED", "{'job_id':'w0!1','job_id':'w0!2'}")),
+     "duplicate key \"job_id\" in \"data\" (one member named twice)"},
+    {L_BEGUN, MSG(1, EV(1, "JOB_COMPLETED", "{'job_id':'w0!1\\u0000garbage'}")),
+     "a string holds \\u0000 (a NUL byte) near byte 79"},
     /* events */
     {L_BEGUN, MSG(1, "42"), "event 0: expected an object, got a number"},
     {L_BEGUN, MSG(1, EV(1, "REQUESTED_CALL", "{}") ",[]"),
@@ -132,6 +138,18 @@ static const bad_case bad_cases[] = {
      "event 0 (SIMULATION_BEGINS): data.compute_resources: expected an array, got an object"},
     {L_FRESH, MSG(0, EV(0, "SIMULATION_BEGINS", "{'nb_resources':4,'config':[]}")),
      "event 0 (SIMULATION_BEGINS): data.config: expected an object, got an array"},
+    {L_FRESH, MSG(0, EV(0, "SIMULATION_BEGINS", "{'nb_resources':4,'config':{'redis-enabled':"
+                                                "'yes'}}")),
+     "event 0 (SIMULATION_BEGINS): data.config.redis-enabled: expected true or false, got a "
+     "string"},
+    {L_FRESH, MSG(0, EV(0, "SIMULATION_BEGINS", "{'nb_resources':4,'config':{'job_submission':"
+                                                "{'from_scheduler':{'enabled':1}}}}")),
+     "event 0 (SIMULATION_BEGINS): data.config.job_submission.from_scheduler.enabled: expected "
+     "true or false, got a number"},
+    {L_FRESH, MSG(0, EV(0, "SIMULATION_BEGINS", "{'nb_resources':4,'config':{"
+                                                "'profile-reuse-enabled':'true'}}")),
+     "event 0 (SIMULATION_BEGINS): data.config.profile-reuse-enabled: expected true or false, "
+     "got a string"},
     {L_FRESH,
      MSG(0, EV(0, "SIMULATION_BEGINS", "{'nb_resources':2,'compute_resources':[{'id':0},"
                                        "{'id':0}]}")),

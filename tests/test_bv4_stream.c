@@ -169,7 +169,7 @@ static void test_member_after_the_events(void **state)
     (void)state;
     char *events = first_events(9000, -1);
     text t = {0};
-    put(&t, "{\"now\":0.000000,\"events\":[%s],\"now\":0.000000}", events);
+    put(&t, "{\"now\":0.000000,\"events\":[%s],\"note\":\"after\"}", events);
     assert_true(t.n >= FBF_BV4_STREAM_MIN);
     fbf_error err;
     fbf_bv4_session *one = begun("easy", 1), *two = begun("easy", 2);
@@ -244,6 +244,33 @@ static void test_bad_event_refused_alike(void **state)
         fbf_bv4_session_destroy(s);
     }
     free(a);
+
+    /* One reading of each message: a member named twice, at the top or in
+     * an event, is refused alike; so is a \u0000 in a string. */
+    text twice = {0};
+    put(&twice, "%s,{\"timestamp\":0,\"type\":\"JOB_SUBMITTED\",\"data\":{\"job_id\":\"w0!y\","
+                "\"job_id\":\"w0!z\"}}", events);
+    a = message(0, twice.p, true), b = message(0, twice.p, false);
+    same_refusal(a, b, "duplicate key \"job_id\" in \"data\" (one member named twice)");
+    free(a), free(b), free(twice.p);
+    text nows = {0}, nowsb = {0};
+    put(&nows, "{\"now\":0.000000,\"events\":[%s],\"now\":1.000000}", events);
+    put(&nowsb, "{\"events\":[%s],\"now\":0.000000,\"now\":1.000000}", events);
+    same_refusal(nows.p, nowsb.p, "duplicate key \"now\" (one member named twice)");
+    free(nows.p), free(nowsb.p);
+    text nul = {0};
+    put(&nul, "%s,{\"timestamp\":0,\"type\":\"JOB_COMPLETED\",\"data\":{\"job_id\":"
+              "\"w0!1\\u0000garbage\",\"job_state\":\"COMPLETED_SUCCESSFULLY\"}}", events);
+    for (int first = 0; first < 2; first++) {
+        a = message(0, nul.p, first);
+        s = begun("fcfs", 1);
+        handle(s, a, -EPROTO, &err);
+        if (!strstr(err.text, "a string holds \\u0000 (a NUL byte) near byte"))
+            fail_msg("'%s'", err.text);
+        fbf_bv4_session_destroy(s);
+        free(a);
+    }
+    free(nul.p);
 
     /* A now that is not a number, and no begin. */
     text t = {0};

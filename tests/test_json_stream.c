@@ -141,7 +141,12 @@ static void malformed_texts_are_refused_with_the_byte(void **state)
     expect_error("{\"events\":[1]", "expected ',' or '}'");
     expect_error("{\"events\":[1]} x", "near byte 15: unexpected bytes after the message");
     expect_error("{1:2}", "near byte 1: expected a member name");
-    expect_error("{\"events\":[],\"events\":[]}", "the array member appears twice");
+    expect_error("{\"events\":[],\"events\":[]}", "duplicate key \"events\"");
+    expect_error("{\"now\":1,\"events\":[],\"now\":2}", "duplicate key \"now\"");
+    expect_error("{\"now\":1,\"events\":[{\"a\":1,\"b\":2,\"a\":3}]}",
+                 "duplicate key \"a\" (one member named twice)");
+    expect_error("{\"now\":1,\"events\":[\"w0!1\\u0000x\"]}",
+                 "a string holds \\u0000 (a NUL byte) near byte 24");
     expect_error("", "expected a JSON object");
 }
 

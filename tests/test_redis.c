@@ -310,6 +310,15 @@ static void test_session_store_faults(void **state)
     expect_refused(M("{'now':1,'events':[%s]}", rsub(1, "w0!7")), -EPROTO,
                    "event 0 (JOB_SUBMITTED): Redis key \"bad:job_w0!7\": expected a JSON object "
                    "(the job's description), got an array");
+    /* One reading of each value, as on the socket. */
+    fbf_test_redis_set(srv, "bad:job_w0!8", "{\"id\":\"w0!8\",\"res\":1} {\"res\":9}");
+    expect_refused(M("{'now':1,'events':[%s]}", rsub(1, "w0!8")), -EPROTO,
+                   "event 0 (JOB_SUBMITTED): Redis key \"bad:job_w0!8\": unexpected bytes after "
+                   "the JSON value at byte 22");
+    fbf_test_redis_set(srv, "bad:job_w0!10", "{\"id\":\"w0!10\",\"res\":1,\"res\":9}");
+    expect_refused(M("{'now':1,'events':[%s]}", rsub(1, "w0!10")), -EPROTO,
+                   "event 0 (JOB_SUBMITTED): Redis key \"bad:job_w0!10\": duplicate key \"res\" "
+                   "(one member named twice)");
 }
 
 /* SIMULATION_BEGINS itself: the server it names must answer, and the
