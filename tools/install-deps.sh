@@ -8,6 +8,7 @@ PKGS=(
   libhiredis-dev redis-server
   flatbuffers-compiler libflatbuffers-dev
   libcmocka-dev libbenchmark-dev hyperfine gnuplot-nox time python3
+  help2man man-db
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -16,17 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/edc/fastbf_edc.h"
+
 #include "io/bv5_edc.h"
 #include "policies/registry.h"
 #include "tools/lib/edc_init.h"
-
-#define EXPORT __attribute__((visibility("default")))
 
 /* The API is process-wide by Batsim's design: one EDC per library copy. */
 static fbf_bv5_edc *edc;
 static fbf_edc_setup setup;
 
-EXPORT uint8_t batsim_edc_init(const uint8_t *init_data, uint32_t init_size, uint32_t *flags,
+uint8_t batsim_edc_init(const uint8_t *init_data, uint32_t init_size, uint32_t *flags,
                                uint8_t **reply_data, uint32_t *reply_size)
 {
     if (edc) {
@@ -67,7 +67,7 @@ EXPORT uint8_t batsim_edc_init(const uint8_t *init_data, uint32_t init_size, uin
     return 0;
 }
 
-EXPORT uint8_t batsim_edc_take_decisions(const uint8_t *what_happened,
+uint8_t batsim_edc_take_decisions(const uint8_t *what_happened,
                                          uint32_t what_happened_size, uint8_t **decisions,
                                          uint32_t *decisions_size)
 {
@@ -95,7 +95,7 @@ EXPORT uint8_t batsim_edc_take_decisions(const uint8_t *what_happened,
     return 0;
 }
 
-EXPORT uint8_t batsim_edc_deinit(void)
+uint8_t batsim_edc_deinit(void)
 {
     fbf_bv5_edc_destroy(edc);
     edc = NULL;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs a built tree into a temporary prefix and uses it as a user
+# would: every program answers --help and --version from there, `man`
+# finds each page, and a C program built with `pkg-config fastbf-edc`
+# loads libfastbf-edc and gets fastbf's hello.
+# Usage: bash tools/check-install.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(find "$prefix" -name libfastbf-edc.so -printf '%h\n' | head -1)
+fail() { echo "check-install: $*" >&2; exit 1; }
+for p in fastbf fastbf-replay fastbf-gen; do
+  [ -x "$prefix/bin/$p" ] || fail "$p is not installed in $prefix/bin"
+  "$prefix/bin/$p" --help >/dev/null || fail "$p --help failed"
+  "$prefix/bin/$p" --version | grep -q "^$p " || fail "$p --version does not name it"
+  man -M "$prefix/share/man" -w "$p" >/dev/null || fail "man $p: no page"
+  MANWIDTH=80 man -M "$prefix/share/man" "$p" 2>/dev/null | grep -q -- "--help" ||
+    fail "man $p does not render the options"
+done
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+cat >"$prefix/host.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <fastbf_edc.h>
+int main(void)
+{
+    const char *init = "{\"policy\":\"easy\"}";
+    uint32_t flags = 0, size = 0;
+    uint8_t *hello = NULL;
+    if (batsim_edc_init((const uint8_t *)init, (uint32_t)strlen(init), &flags, &hello, &size))
+        return 1;
+    int ok = flags == 0x2 && size > 0 && strstr((const char *)hello, "EDCHelloEvent");
+    batsim_edc_deinit();
+    return ok ? 0 : 2;
+}
+C
+# shellcheck disable=SC2046
+cc -o "$prefix/host" "$prefix/host.c" $(pkg-config --cflags --libs fastbf-edc) ||
+  fail "a host does not build with pkg-config fastbf-edc"
+LD_LIBRARY_PATH="$libdir" "$prefix/host" || fail "the installed libfastbf-edc did not say hello"
+echo "check-install: programs, man pages and libfastbf-edc work from $prefix"
