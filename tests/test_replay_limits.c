@@ -330,8 +330,9 @@ static void test_end_past_largest_time(void **state)
                      "\"profile\": \"p\"}], \"profiles\": {\"p\": {\"type\": \"delay\", "
                      "\"delay\": 1.5e308}}}");
     char *so = NULL, *err = NULL;
-    int rc = fbf_test_replay_run((const char *const[]){"--inproc", wl, NULL}, TIMEOUT_MS, &so,
-                                 &err);
+    /* fcfs: a backfilling policy rejects a job without walltime (D2). */
+    int rc = fbf_test_replay_run((const char *const[]){"--inproc", "--policy", "fcfs", wl, NULL},
+                                 TIMEOUT_MS, &so, &err);
     if (rc != 2)
         fail_msg("exit %d, expected 2: %s", rc, err);
     assert_contains(err, "(EXECUTE_JOB, job w0!1): started at 1e+308, the job would run "

@@ -101,7 +101,7 @@ static int run(const fbf_replay_options *o, int argc, char **argv)
         snprintf(label, sizeof label, "EDC library %s", o->edc_library);
         tr = fbf_transport_edc_library(o->edc_library, &err);
     } else if (o->inproc) {
-        const char *name = o->policy ? o->policy : "fcfs";
+        const char *name = o->policy ? o->policy : "easy";
         const fbf_policy_entry *pe = fbf_policy_lookup(name);
         if (!pe) {
             fprintf(stderr, "fastbf-replay: unknown policy '%s'; known:", name);

@@ -39,7 +39,7 @@ static void usage(FILE *f)
 "                         '--endpoint tcp://127.0.0.1:PORT' is appended\n"
 "  --endpoint URL         connect to a scheduler already listening at URL\n"
 "  --inproc               run fastbf's own session in this process\n"
-"    --policy NAME        with --inproc: fcfs (default), easy, conservative\n"
+"    --policy NAME        with --inproc: fcfs, easy (default, as fastbf), conservative\n"
 "    --reservation-depth K  with --inproc: reservations held (number or 'unlimited')\n"
 "    --workers N          with --inproc: engine worker threads (default 1)\n"
 "    --verbose            with --inproc: the session's log on stderr\n"
