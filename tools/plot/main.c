@@ -61,8 +61,8 @@ static void usage(FILE *f)
                "                     figures are scaled from it\n"
                "  --bins N           time bins of the load figure (default: about one per pixel)\n"
                "  --title TEXT       first words of each title (default: the CSV's path)\n"
-               "  --script FILE      write the gnuplot script to FILE ('-': stdout) instead of\n"
-               "                     running gnuplot (the data are inline)\n"
+               "  --script FILE      write the gnuplot script to FILE ('-': stdout), and nothing\n"
+               "                     else, instead of running gnuplot (the data are inline)\n"
                "  --gnuplot PROG     the gnuplot to run (default: gnuplot, found in PATH)\n"
                "  --quiet            no summary on stdout\n"
                "  --help, --version\n"
@@ -309,16 +309,17 @@ static void summary(const opts *o, const fbf_plot_jobs *J, const fbf_plot_view *
            "started), %lld resources%s\n",
            o->csv, J->n, started, J->count[FBF_PLOT_REJECTED], J->tagged, (long long)v->nres,
            v->nres_given ? "" : " (highest allocated + 1)");
-    printf("window [%.6f, %.6f] s: %zu jobs drawn as %zu rectangles, utilisation %.4f, "
+    printf("window [%.6f, %.6f] s: %zu jobs drawn as %zu rectangles, utilisation %.6f, "
            "waiting jobs mean %.3f max %.0f\n",
            v->from, v->to, v->nsel, v->nrect, v->util_mean, v->queue_mean, v->queue_max);
     const char *ext = o->fig.svg ? "svg" : "png";
     if (o->script)
-        printf("script %s", o->script);
+        printf("wrote the script %s", o->script);
     else
-        printf("wrote %s/%s.%s, %s/%s.%s, %s/%s.%s", o->out, fbf_plot_fig_names[0], ext, o->out,
-               fbf_plot_fig_names[1], ext, o->out, fbf_plot_fig_names[2], ext);
-    printf(", %s/wait_by_size.csv in %.2f s\n", o->out, now_s() - t0);
+        printf("wrote %s/%s.%s, %s/%s.%s, %s/%s.%s, %s/wait_by_size.csv", o->out,
+               fbf_plot_fig_names[0], ext, o->out, fbf_plot_fig_names[1], ext, o->out,
+               fbf_plot_fig_names[2], ext, o->out);
+    printf(" in %.2f s\n", now_s() - t0);
 }
 
 int main(int argc, char **argv)
@@ -354,12 +355,14 @@ int main(int argc, char **argv)
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/wait_by_size.csv", o.out);
-    if ((rc = make_dir(o.out)) < 0)
+    if (o.script) /* the script only: it writes the figures when run */
+        rc = write_script(&o, &J, &v);
+    else if ((rc = make_dir(o.out)) < 0)
         fprintf(stderr, "fastbf-plot: cannot create '%s': %s\n", o.out, strerror(-rc));
     else if ((rc = write_waits_csv(path, &v)) < 0)
         fprintf(stderr, "fastbf-plot: cannot write '%s': %s\n", path, strerror(-rc));
     else
-        rc = o.script ? write_script(&o, &J, &v) : run_gnuplot(&o, &J, &v);
+        rc = run_gnuplot(&o, &J, &v);
     if (!rc && !o.quiet)
         summary(&o, &J, &v, t0);
     fbf_plot_view_fini(&v);
