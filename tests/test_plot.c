@@ -162,8 +162,8 @@ static void test_png(void **state)
                                 "utilisation 0.734127, waiting jobs mean 1.476 max 3\n"));
     assert_string_equal(err, "");
     expect_png(file("png", "gantt.png"), 800, 400);
-    expect_png(file("png", "load.png"), 800, 342);
-    expect_png(file("png", "wait_by_size.png"), 500, 342);
+    expect_png(file("png", "load.png"), 800, 480);
+    expect_png(file("png", "wait_by_size.png"), 640, 360);
     char *csv = slurp(file("png", "wait_by_size.csv"), NULL);
     assert_string_equal(
         csv, "size_from,size_to,jobs,mean_wait,p10,p25,p50,p75,p90,max_wait\n"

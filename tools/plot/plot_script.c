@@ -14,9 +14,9 @@ static const struct {
     const char *rgb, *label;
 } cats[FBF_PLOT_NCATS] = {
     [FBF_PLOT_CAT_COMPLETED] = {"#4477AA", "completed"},
-    [FBF_PLOT_CAT_HEAD] = {"#4477AA", "started in queue order"},
+    [FBF_PLOT_CAT_HEAD] = {"#4477AA", "in queue order"},
     [FBF_PLOT_CAT_BACKFILLED] = {"#EE7733", "backfilled"},
-    [FBF_PLOT_CAT_RESERVATION] = {"#228833", "started at its reservation"},
+    [FBF_PLOT_CAT_RESERVATION] = {"#228833", "at its reservation"},
     [FBF_PLOT_CAT_WALLTIME] = {"#CC3311", "walltime reached"},
     [FBF_PLOT_CAT_KILLED] = {"#AA3377", "killed"},
     [FBF_PLOT_CAT_FAILED] = {"#555555", "failed"},
@@ -132,10 +132,26 @@ static void gantt(FILE *f, const fbf_plot_jobs *J, const fbf_plot_view *v, const
             fprintf(f, "%s\"%lld\" %lld.5", r ? ", " : "", (long long)r, (long long)r);
         fputs(") scale 0\n", f);
     }
-    /* Below the x label: "set key below" lets the two overlap. */
-    fputs("set key at screen 0.5,0.012 center bottom horizontal samplen 2\nset bmargin 5.5\n"
-          "set tics out\nset title ",
-          f);
+    /* The key's entries, one a colour. */
+    char label[FBF_PLOT_NCATS][64];
+    size_t entries = 0, widest = 0;
+    for (int c = 0; c < FBF_PLOT_NCATS; c++) {
+        if (!v->ncat[c])
+            continue;
+        snprintf(label[c], sizeof label[c], "%s (%zu)",
+                 c == FBF_PLOT_CAT_COMPLETED && tagged ? "untagged" : cats[c].label, v->catjobs[c]);
+        entries++;
+        widest = strlen(label[c]) > widest ? strlen(label[c]) : widest;
+    }
+    /* The key goes under the x label ("set key below" lets the two
+     * overlap), in as many rows as gnuplot will make: it gives every
+     * entry the widest one's room, about 7 px a character and the sample. */
+    size_t cols = (size_t)(o->width - 60) / ((widest + 8) * 7);
+    size_t rows = entries ? (entries + (cols ? cols : 1) - 1) / (cols ? cols : 1) : 0;
+    fprintf(f,
+            "set key at screen 0.5,0.012 center bottom horizontal samplen 2\nset bmargin %.1f\n"
+            "set tics out\nset title ",
+            4.5 + 1.1 * (double)rows);
     char t[512];
     snprintf(t, sizeof t, "%s: %zu jobs as %zu rectangles on %lld resources", o->title, v->nsel,
              v->nrect, (long long)v->nres);
@@ -157,11 +173,8 @@ static void gantt(FILE *f, const fbf_plot_jobs *J, const fbf_plot_view *v, const
                 fputs("notitle", f);
                 continue;
             }
-            snprintf(t, sizeof t, "%s (%zu)",
-                     c == FBF_PLOT_CAT_COMPLETED && tagged ? "untagged" : cats[c].label,
-                     v->catjobs[c]);
             fputs("title ", f);
-            gp_string(f, t);
+            gp_string(f, label[c]);
         }
     }
     fputs(clauses ? "\n" : "NaN notitle\n", f);
@@ -180,7 +193,8 @@ static void load(FILE *f, const fbf_plot_view *v, const fbf_plot_out *o)
                 v->busy[k].min * pct, v->busy[k].max * pct, v->queue[k].mean, v->queue[k].min,
                 v->queue[k].max);
     fputs("EOD\n", f);
-    set_output(f, o, "load", o->width, o->height * 6 / 7);
+    /* Two panels: each needs some 200 px to be read. */
+    set_output(f, o, "load", o->width, o->height * 6 / 7 > 480 ? o->height * 6 / 7 : 480);
     char t[512];
     fputs("set multiplot layout 2,1 title ", f);
     gp_string(f, o->title);
@@ -223,13 +237,14 @@ static void waits(FILE *f, const fbf_plot_view *v, const fbf_plot_out *o)
                 fmax(c->max, 1));
     }
     fputs("EOD\n", f);
-    set_output(f, o, "wait_by_size", o->width * 5 / 8, o->height * 6 / 7);
+    set_output(f, o, "wait_by_size", o->width * 5 / 8 > 640 ? o->width * 5 / 8 : 640,
+               o->height * 6 / 7 > 360 ? o->height * 6 / 7 : 360);
     char t[512];
-    snprintf(t, sizeof t, "%s: wait of the %zu jobs by requested resources", o->title, v->nsel);
+    snprintf(t, sizeof t, "%s: wait of the %zu jobs by size", o->title, v->nsel);
     fputs("set title ", f);
     gp_string(f, t);
     /* The key in words: four entries side by side do not fit. */
-    fputs(".\"\\n\".'box: 25th to 75th percentile, whiskers: 10th to 90th, bar: median, "
+    fputs(".\"\\n\".'box: p25 to p75, whiskers: p10 to p90, bar: median, "
           "dot: mean, x: max'\nunset key",
           f);
     fprintf(f,
