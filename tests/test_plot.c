@@ -326,6 +326,37 @@ static void test_malformed(void **state)
                    "empty file: no header line (Batsim leaves out_jobs.csv empty when it aborts)");
 }
 
+/* Files with nothing to draw, or nothing to spread: the figures come
+ * out whole, and gnuplot says nothing (no empty range, no missing data). */
+static void test_edges(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *rows;
+    } cases[] = {
+        {"header_only.csv", ""},
+        {"all_rejected.csv", "1,w0,p,5,3,9,0,REJECTED,,,,,,,,,\"\"\n"},
+        {"zero_wait.csv", "1,w0,p,5,1,9,1,COMPLETED_SUCCESSFULLY,5,0,5,0,0,inf,7,-1,\"\"\n"},
+        {"far_resource.csv",
+         "1,w0,p,5,1,9,1,COMPLETED_SUCCESSFULLY,5,10,15,0,10,1,2147483647,-1,\"\"\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[1024], *out, *err;
+        snprintf(text, sizeof text, "%s%s", HEADER, cases[i].rows);
+        const char *csv = fbf_test_tmp_write(cases[i].name, text);
+        const char *d = fbf_test_tmp_path("edge_%zu", i);
+        int rc = run(&out, &err, csv, "--out", d, "--size", "640x320", "--quiet", NULL);
+        if (rc || strcmp(err, ""))
+            fail_msg("%s: rc %d, stderr '%s'", cases[i].name, rc, err);
+        const char *name = fbf_test_tmp_path("edge_%zu", i) + strlen(fbf_test_tmpdir()) + 1;
+        expect_png(file(name, "gantt.png"), 640, 320);
+        expect_png(file(name, "load.png"), 640, 480);
+        expect_png(file(name, "wait_by_size.png"), 640, 360);
+        free(out);
+        free(err);
+    }
+}
+
 static void test_command_line(void **state)
 {
     (void)state;
@@ -430,10 +461,10 @@ static void test_kth(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_png),          cmocka_unit_test(test_svg),
-        cmocka_unit_test(test_window),       cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_command_line), cmocka_unit_test(test_gnuplot_fails),
-        cmocka_unit_test(test_kth),
+        cmocka_unit_test(test_png),           cmocka_unit_test(test_svg),
+        cmocka_unit_test(test_window),        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_edges),         cmocka_unit_test(test_command_line),
+        cmocka_unit_test(test_gnuplot_fails), cmocka_unit_test(test_kth),
     };
     fbf_test_filter_from_env();
     return cmocka_run_group_tests(tests, setup, fbf_test_tmpdir_teardown);

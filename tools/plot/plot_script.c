@@ -237,6 +237,9 @@ static void waits(FILE *f, const fbf_plot_view *v, const fbf_plot_out *o)
                 fmax(c->max, 1));
     }
     fputs("EOD\n", f);
+    double top = 0; /* waits all under 10 s: a decade, not gnuplot's empty range */
+    for (size_t i = 0; i < v->nclass; i++)
+        top = fmax(top, v->wclass[i].max);
     set_output(f, o, "wait_by_size", o->width * 5 / 8 > 640 ? o->width * 5 / 8 : 640,
                o->height * 6 / 7 > 360 ? o->height * 6 / 7 : 360);
     char t[512];
@@ -248,11 +251,11 @@ static void waits(FILE *f, const fbf_plot_view *v, const fbf_plot_out *o)
           "dot: mean, x: max'\nunset key",
           f);
     fprintf(f,
-            "\nset logscale y\nset yrange [1:*]\nset xrange [0.4:%.1f]\nset tics out\n"
+            "\nset logscale y\nset yrange [1:%s]\nset xrange [0.4:%.1f]\nset tics out\n"
             "set ylabel 'wait (s; under 1 s drawn at 1 s)'\n"
             "set xlabel 'requested resources (jobs)' offset 0,-1\nset format y '%%.0f'\n"
             "set boxwidth 0.5\nset style fill solid 0.6 border lc rgb '#205080'\nset xtics (",
-            (double)v->nclass + 0.6);
+            top < 10 ? "10" : "*", (double)v->nclass + 0.6);
     for (size_t i = 0; i < v->nclass; i++) {
         const fbf_plot_wclass *c = &v->wclass[i];
         if (c->lo == c->hi)
@@ -263,7 +266,7 @@ static void waits(FILE *f, const fbf_plot_view *v, const fbf_plot_out *o)
     }
     fputs(")\n", f);
     if (!v->nclass) {
-        fputs("set yrange [1:10]\nplot NaN notitle\n", f);
+        fputs("plot NaN notitle\n", f);
         return;
     }
     fputs("plot $wait using 1:4:3:7:6 with candlesticks whiskerbars lc rgb '#4477AA' "
