@@ -339,6 +339,8 @@ static int job_row(reader *rd, fbf_plot_jobs *J)
         j->reason = reason_of(field(rd, rd->col[C_META]));
     J->tagged += j->reason != FBF_PLOT_UNTAGGED;
     size_t idn = strlen(id) + 1;
+    if (J->ids_len + idn > UINT32_MAX) /* id_off is 32 bits */
+        return fbf_errorf(rd->err, -E2BIG, "%s: more than 4 GiB of job ids", where(rd, w));
     if (!grow((void **)&J->ids, &rd->icap, J->ids_len + idn, 1))
         return fbf_errorf(rd->err, -ENOMEM, "out of memory");
     memcpy(J->ids + J->ids_len, id, idn);

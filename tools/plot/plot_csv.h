@@ -76,8 +76,9 @@ typedef struct fbf_plot_jobs {
     int64_t max_res;      /* largest request */
 } fbf_plot_jobs;
 
-/* Parses text (len bytes, the whole file). 0, or -EINVAL (bad content)
- * / -ENOMEM with the line in err; out is then empty. */
+/* Parses text (len bytes, the whole file). 0, or -EINVAL (bad content),
+ * -E2BIG (job ids over 4 GiB in all) or -ENOMEM with the line in err; out
+ * is then empty. */
 int fbf_plot_jobs_parse(fbf_plot_jobs *out, const char *text, size_t len, fbf_error *err);
 
 /* Reads and parses the file at path (gzip or plain). -errno when it cannot
