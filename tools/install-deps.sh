@@ -7,7 +7,9 @@ PKGS=(
   libzmq3-dev libck-dev libjemalloc-dev libcjson-dev zlib1g-dev
   libhiredis-dev redis-server
   flatbuffers-compiler libflatbuffers-dev
-  libcmocka-dev libbenchmark-dev hyperfine gnuplot-nox time python3
+  libcmocka-dev libbenchmark-dev hyperfine time python3
+  # fastbf-plot draws with it (its tests too), and so do the benchmark plots
+  gnuplot-nox
   help2man man-db
 )
 missing=()

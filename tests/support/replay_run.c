@@ -102,6 +102,12 @@ void fbf_test_replay_same_jobs(const char *a_dir, const char *b_dir, const char 
 
 int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, char **err)
 {
+    return fbf_test_run_program(fbf_test_replay_path(), args, timeout_ms, out, err);
+}
+
+int fbf_test_run_program(const char *path, const char *const *args, int timeout_ms, char **out,
+                         char **err)
+{
     char opath[64], epath[64];
     fbf_test_temp_name(opath, sizeof opath, "/tmp/fbf-replay-out-");
     fbf_test_temp_name(epath, sizeof epath, "/tmp/fbf-replay-err-");
@@ -110,7 +116,7 @@ int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, cha
     while (args && args[n])
         n++;
     const char **argv = calloc(n + 2, sizeof *argv);
-    argv[0] = fbf_test_replay_path();
+    argv[0] = path;
     for (size_t i = 0; i < n; i++)
         argv[i + 1] = args[i];
     fflush(stdout);

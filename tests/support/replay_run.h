@@ -22,6 +22,10 @@ const char *fbf_test_replay_fastbf_path(void);
  * exit code, 128 + signal, or -1 on timeout (it is then killed). */
 int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, char **err);
 
+/* The same for the program at path (fastbf-plot, ...). */
+int fbf_test_run_program(const char *path, const char *const *args, int timeout_ms, char **out,
+                         char **err);
+
 /* Runs fastbf-replay with args and fails the test unless it exits with rc
  * and (when needle is not NULL) its stdout (on_stdout) or stderr holds
  * needle. */
