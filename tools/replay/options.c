@@ -42,7 +42,6 @@ static void usage(FILE *f)
 "    --policy NAME        with --inproc: fcfs (default), easy, conservative\n"
 "    --reservation-depth K  with --inproc: reservations held (number or 'unlimited')\n"
 "    --workers N          with --inproc: engine worker threads (default 1)\n"
-"    --verbose            with --inproc: the session's log on stderr\n"
 "    --kill-after S       with --inproc: fastbf kills every job S seconds after it starts\n"
 "    --tag-starts         with --inproc: fastbf tags started jobs with why (metadata)\n"
 "\n"
@@ -123,8 +122,15 @@ static void usage(FILE *f)
 "                         out_jobs.csv lists only them (waiting and running jobs\n"
 "                         are left out; summary.json counts them). Latency then\n"
 "                         shows decisions at about the full queue depth\n"
-"  --out DIR              write DIR/out_jobs.csv (Batsim's columns) and DIR/summary.json\n"
+"  --out DIR              write DIR/out_jobs.csv and DIR/out_schedule.csv as Batsim\n"
+"                         4.2.1 writes them (one row per ended job, rejected ones\n"
+"                         included, in the order Batsim ends them; the summary's\n"
+"                         26 columns), and DIR/summary.json\n"
 "  --quiet                no summary on stdout\n"
+"  --verbose              every rejection the scheduler makes, with why when the\n"
+"                         replayer can tell (more resources than the platform,\n"
+"                         none, the job's metadata), on stderr; with --inproc,\n"
+"                         the session's log too\n"
 "  --record FILE          write the conversation to FILE (gzip-compressed when\n"
 "                         FILE ends in .gz): one line per message, '> ' and the\n"
 "                         request, then '< ' and the reply (a line break inside\n"
@@ -246,9 +252,9 @@ static int check_batsim2(const fbf_replay_options *o)
     if (!o->scheduler && !o->socket)
         return bad("%sgive --scheduler CMD (started with the socket's path) or --socket PATH "
                    "(wait there for a scheduler to connect)", pre);
-    if (o->policy_opts || o->verbose)
-        return bad("%s--policy, --reservation-depth, --workers, --kill-after, --tag-starts and "
-                   "--verbose go with --inproc, which is batsim4's", pre);
+    if (o->policy_opts)
+        return bad("%s--policy, --reservation-depth, --workers, --kill-after and --tag-starts "
+                   "go with --inproc, which is batsim4's", pre);
     const char *v4 = o->dyn_jobs         ? "--dynamic-jobs/--ack-dynamic-jobs"
                      : o->profile_reuse  ? "--profile-reuse"
                      : o->forward_profiles ? "--forward-profiles"
@@ -278,9 +284,9 @@ static int check_batsim5(const fbf_replay_options *o)
                    "--endpoint URL or --edc-library PATH", pre);
     if (modes != 1)
         return bad("%sgive exactly one of --scheduler, --endpoint and --edc-library", pre);
-    if (o->policy_opts || o->verbose)
-        return bad("%s--policy, --reservation-depth, --workers, --kill-after, --tag-starts and "
-                   "--verbose go with --inproc, which is batsim4's", pre);
+    if (o->policy_opts)
+        return bad("%s--policy, --reservation-depth, --workers, --kill-after and --tag-starts "
+                   "go with --inproc, which is batsim4's", pre);
     if (o->dyn_jobs || o->profile_reuse || o->forward_profiles)
         return bad("%s%s: a Batsim 5 EDC asks for it in its EDCHelloEvent "
                    "(requested_simulation_features)", pre,
@@ -486,8 +492,6 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
                          "--tag-starts go with --inproc (another scheduler has its own options)");
     if (o->ecfg.compute_pstate == o->ecfg.sleep_pstate)
         return bad("%s", "--compute-pstate and --sleep-pstate must differ");
-    if (o->verbose && !o->inproc)
-        return bad("%s", "--verbose goes with --inproc");
     if (o->profile_reuse && !o->dyn_jobs)
         return bad("%s", "--profile-reuse: Profile reuse is enabled but dynamic registration is "
                          "not, have you missed something?");
