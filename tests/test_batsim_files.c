@@ -159,7 +159,7 @@ static void test_verbose_rejections(void **state)
     assert_non_null(strstr(err, "job w0!2 rejected: it asks for 8 resources, the platform "
                                 "has 4\n"));
     assert_non_null(strstr(err, "fastbf-replay: t=7 s: job w0!5 rejected: no reason known to the "
-                                "replayer (it asks for 3 of 4 resources)\n"));
+                                "replayer (it asks for 3 of 4 resources, no walltime)\n"));
     free(err);
     /* Without --verbose, nothing. */
     rc = fbf_test_replay_run((const char *const[]){"--inproc", "--quiet", FIX "workload.json",

@@ -99,7 +99,8 @@ static void log_rejection(const fbf_replay *r, uint32_t ji, double at)
         fprintf(r->cfg.log, "it asks for %lld resources", (long long)w->res);
     else
         fprintf(r->cfg.log, "no reason known to the replayer (it asks for %lld of %u "
-                "resources)", (long long)w->res, r->cfg.nb_res);
+                "resources%s)", (long long)w->res, r->cfg.nb_res,
+                w->walltime < 0 ? ", no walltime" : "");
     if (*meta)
         fprintf(r->cfg.log, "; its metadata: \"%s\"", meta);
     fputc('\n', r->cfg.log);
