@@ -71,9 +71,10 @@ static void expect_close(const char *what, double got, double want)
 static void test_hand_computed_scenario(void **state)
 {
     (void)state;
-    const char *wl = fbf_test_tmp_write("energy.swf", "; MaxProcs: 4\n"
-                                                      "1 0 -1 100 2 -1 -1 2 100\n"
-                                                      "2 200 -1 50 4 -1 -1 4 50\n");
+    const char *wl =
+        fbf_test_tmp_write("energy.swf", "; MaxProcs: 4\n"
+                                         "1 0 -1 100 2 -1 -1 2 100 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                         "2 200 -1 50 4 -1 -1 4 50 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     const char *out = fbf_test_tmp_path("energy-hand");
     const char *extra[] = {"--energy", "--power", "100:200:10:50", "--switch-delays", "10:20",
                            NULL};
@@ -105,7 +106,8 @@ static void test_hand_computed_scenario(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    const char *wl = fbf_test_tmp_write("q.swf", "; MaxProcs: 4\n1 0 -1 100 2 -1 -1 2 100\n");
+    const char *wl = fbf_test_tmp_write(
+        "q.swf", "; MaxProcs: 4\n1 0 -1 100 2 -1 -1 2 100 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     const char *out = fbf_test_tmp_path("energy-refused");
     char *se = NULL;
     int rc = replay("--policy easy --query-energy", NULL, wl, out, NULL, &se);
@@ -120,7 +122,8 @@ static void test_refusals(void **state)
 static void test_execute_on_sleeping_machine_refused(void **state)
 {
     (void)state;
-    const char *wl = fbf_test_tmp_write("s.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10\n");
+    const char *wl = fbf_test_tmp_write(
+        "s.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     char *err = NULL;
     int rc = fbf_test_replay_against(
         FBF_TRF_SET_STATE,
@@ -137,7 +140,8 @@ static void test_execute_on_sleeping_machine_refused(void **state)
 static void test_set_state_of_busy_machine_refused(void **state)
 {
     (void)state;
-    const char *wl = fbf_test_tmp_write("b.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10\n");
+    const char *wl = fbf_test_tmp_write(
+        "b.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     char *err = NULL;
     int rc = fbf_test_replay_against(FBF_TRF_SET_BUSY,
                                      (const char *const[]){"--quiet", "--energy", wl, NULL},
@@ -154,7 +158,8 @@ static void test_set_state_of_busy_machine_refused(void **state)
  * the run (exit 2) naming the event, field and machine or pstate. */
 static void expect_set_refused(const char *events, const char *want)
 {
-    const char *wl = fbf_test_tmp_write("r.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10\n");
+    const char *wl = fbf_test_tmp_write(
+        "r.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     char ep[256];
     fbf_test_rsched *s = fbf_test_rsched_inject(events, ep, sizeof ep);
     assert_non_null(s);

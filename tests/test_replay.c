@@ -55,13 +55,13 @@ static const char example_swf[] = "; MaxProcs: 4\n"
 
 /* Two jobs, the second arriving after the first ends. */
 static const char two_swf[] = "; MaxProcs: 4\n"
-                              "1 0 -1 10 2 -1 -1 2 10\n"
-                              "2 100 -1 5 1 -1 -1 1 5\n";
+                              "1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                              "2 100 -1 5 1 -1 -1 1 5 -1 -1 -1 -1 -1 -1 -1 -1 -1\n";
 
 /* Two jobs at once: room for both. */
 static const char pair_swf[] = "; MaxProcs: 4\n"
-                               "1 0 -1 10 2 -1 -1 2 10\n"
-                               "2 0 -1 5 1 -1 -1 1 5\n";
+                               "1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                               "2 0 -1 5 1 -1 -1 1 5 -1 -1 -1 -1 -1 -1 -1 -1 -1\n";
 
 typedef struct result {
     int rc;
@@ -259,7 +259,8 @@ static void test_walltime_reached(void **state)
 {
     (void)state;
     const char *out = fbf_test_tmp_path("walltime");
-    const char *wl = fbf_test_tmp_write("wt.swf", "; MaxProcs: 2\n1 3 -1 100 1 -1 -1 1 60\n");
+    const char *wl = fbf_test_tmp_write(
+        "wt.swf", "; MaxProcs: 2\n1 3 -1 100 1 -1 -1 1 60 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     result r = with_sched(FBF_TRF_NONE, wl, out, NULL);
     assert_int_equal(r.rc, 0);
     assert_line(r.log, 2,
@@ -278,7 +279,8 @@ static void test_walltime_reached(void **state)
 static void test_requested_calls(void **state)
 {
     (void)state;
-    const char *wl = fbf_test_tmp_write("call.swf", "; MaxProcs: 1\n1 0 -1 10 1 -1 -1 1 20\n");
+    const char *wl = fbf_test_tmp_write(
+        "call.swf", "; MaxProcs: 1\n1 0 -1 10 1 -1 -1 1 20 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     result r = with_sched(FBF_TRF_CALL_LATER, wl, NULL, NULL);
     assert_int_equal(r.rc, 0);
     /* CALL_ME_LATER(now + 1e-6) comes 1e-5 s after the request (Batsim's
@@ -304,8 +306,9 @@ static void test_reply_now_moves_the_clock(void **state)
      * its completion at 13 is answered "now 16", so job 2 (subtime 14)
      * arrives and starts at 16. An empty reply's now is read, not assumed
      * to be the request's. */
-    const char *wl = fbf_test_tmp_write("slow.swf", "; MaxProcs: 1\n1 0 -1 10 1 -1 -1 1 20\n"
-                                                    "2 14 -1 10 1 -1 -1 1 20\n");
+    const char *wl = fbf_test_tmp_write(
+        "slow.swf", "; MaxProcs: 1\n1 0 -1 10 1 -1 -1 1 20 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                    "2 14 -1 10 1 -1 -1 1 20 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     const char *out = fbf_test_tmp_path("slow");
     result r = with_sched(FBF_TRF_SLOW, wl, out, NULL);
     if (r.rc != 0)
@@ -407,8 +410,8 @@ static void test_deadlock(void **state)
 
     char text[4096] = "; MaxProcs: 4\n";
     for (int i = 1; i <= 25; i++)
-        snprintf(text + strlen(text), sizeof text - strlen(text), "%d %d -1 10 1 -1 -1 1 10\n",
-                 i, i);
+        snprintf(text + strlen(text), sizeof text - strlen(text),
+                 "%d %d -1 10 1 -1 -1 1 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n", i, i);
     r = with_sched(FBF_TRF_IDLE, fbf_test_tmp_write("idle25.swf", text), NULL, NULL);
     assert_int_equal(r.rc, 3);
     assert_contains(r.err, "stuck jobs (25): w0!1 (res 1, walltime 10),");
@@ -425,7 +428,8 @@ static void test_bad_options(void **state)
 {
     (void)state;
     const char *wl = fbf_test_tmp_write("opt.swf", two_swf);
-    const char *nohead = fbf_test_tmp_write("nohead.swf", "1 0 -1 10 2 -1 -1 2 10\n");
+    const char *nohead =
+        fbf_test_tmp_write("nohead.swf", "1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     run_expect((const char *const[]){NULL}, 2, "no WORKLOAD given", false);
     run_expect((const char *const[]){"--bogus", wl, NULL}, 2, "Try 'fastbf-replay --help'", false);
     run_expect((const char *const[]){wl, NULL}, 2, "exactly one of", false);
@@ -540,9 +544,10 @@ static void test_workload_prefixes(void **state)
 static void test_oversized_job_rejected(void **state)
 {
     (void)state;
-    const char *wl = fbf_test_tmp_write("big.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10\n"
-                                                   "2 0 -1 10 5 -1 -1 5 10\n"
-                                                   "3 5 -1 10 4 -1 -1 4 10\n");
+    const char *wl = fbf_test_tmp_write(
+        "big.swf", "; MaxProcs: 4\n1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                   "2 0 -1 10 5 -1 -1 5 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                   "3 5 -1 10 4 -1 -1 4 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     const char *out = fbf_test_tmp_path("big");
     char *err = NULL;
     int rc = fbf_test_replay_run((const char *const[]){"--inproc", "--policy", "easy", "--quiet",

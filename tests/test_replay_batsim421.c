@@ -390,7 +390,7 @@ static void test_registration_state(void **state)
     snprintf(reply, sizeof reply, REPLY(NOTIFY("%s")), reason);
     snprintf(want, sizeof want, "reply event 0 (NOTIFY): Unknown NOTIFY type received ('%s').",
              reason);
-    expect_abort((const char *const[]){reply, NULL}, wl, NULL, want);
+    expect_abort((const char *const[]){reply, NULL}, three_wl(), NULL, want);
 }
 
 /* The observed §6 runs on a platform without latency: job 1 ends at
@@ -457,8 +457,9 @@ static void test_kill_fault(void **state)
 {
     (void)state;
     char ep[256];
-    const char *wl = fbf_test_tmp_write("kill.swf", "; MaxProcs: 1\n1 0 -1 100 1 -1 -1 1 200\n"
-                                                    "2 50 -1 10 1 -1 -1 1 20\n");
+    const char *wl = fbf_test_tmp_write(
+        "kill.swf", "; MaxProcs: 1\n1 0 -1 100 1 -1 -1 1 200 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                    "2 50 -1 10 1 -1 -1 1 20 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     const char *out = fbf_test_tmp_path("kill-fault");
     fbf_test_rsched *s = fbf_test_rsched_start(FBF_TRF_KILL, ep, sizeof ep);
     assert_non_null(s);

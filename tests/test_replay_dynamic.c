@@ -53,13 +53,13 @@ static const double plan_starts[] = {0, 10, 15, 100};
 
 /* runtime == walltime everywhere, so conservative's reservations hold. */
 static const char exact_swf[] = "; MaxProcs: 8\n"
-                                "1 0 -1 40 4 -1 -1 4 40\n"
-                                "2 0 -1 30 8 -1 -1 8 30\n"
-                                "3 5 -1 20 2 -1 -1 2 20\n"
-                                "4 5 -1 100 6 -1 -1 6 100\n"
-                                "5 12 -1 10 4 -1 -1 4 10\n"
-                                "6 50 -1 25 2 -1 -1 2 25\n"
-                                "7 60 -1 15 8 -1 -1 8 15\n";
+                                "1 0 -1 40 4 -1 -1 4 40 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "2 0 -1 30 8 -1 -1 8 30 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "3 5 -1 20 2 -1 -1 2 20 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "4 5 -1 100 6 -1 -1 6 100 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "5 12 -1 10 4 -1 -1 4 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "6 50 -1 25 2 -1 -1 2 25 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "7 60 -1 15 8 -1 -1 8 15 -1 -1 -1 -1 -1 -1 -1 -1 -1\n";
 
 /* Runs fastbf-replay with args then the workload; returns the exit code,
  * stderr in *err (caller frees). */
@@ -202,12 +202,13 @@ static void test_disabled_dynamic_jobs_stop_fastbf(void **state)
     (void)state;
     char b1[4096], b2[4096];
     const char *plan = keep(b1, "plan-d.json", plan_json);
-    const char *empty = keep(b2, "empty-d.json", empty_json);
+    /* Without --dynamic-jobs a workload needs a job: the plan's own. */
+    const char *statics = keep(b2, "static-d.json", plan_json);
     char opts[5000];
     snprintf(opts, sizeof opts, "--register-workload %s", plan);
     char *err = NULL;
     int rc = replay((const char *const[]){"--scheduler", fastbf_cmd(opts), "--quiet", NULL},
-                    empty, &err);
+                    statics, &err);
     assert_int_equal(rc, 2);
     if (!err || !strstr(err, "dynamic jobs are disabled"))
         fail_msg("stderr: %s", err ? err : "(none)");

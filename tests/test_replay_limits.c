@@ -41,22 +41,22 @@
  * order: exchange 1 (t = 0) starts 1 and 2, exchange 2 (t = 10) ends 1 and
  * starts 3, exchange 3 (t = 20) ends 2 and starts 4. */
 static const char queue_swf[] = "; MaxProcs: 8\n"
-                                "1 0 -1 10 4 -1 -1 4 10\n"
-                                "2 0 -1 20 4 -1 -1 4 20\n"
-                                "3 0 -1 30 4 -1 -1 4 30\n"
-                                "4 0 -1 40 4 -1 -1 4 40\n"
-                                "5 0 -1 50 4 -1 -1 4 50\n"
-                                "6 0 -1 60 4 -1 -1 4 60\n"
-                                "7 0 -1 70 4 -1 -1 4 70\n"
-                                "8 0 -1 80 4 -1 -1 4 80\n"
-                                "9 0 -1 90 4 -1 -1 4 90\n"
-                                "10 0 -1 100 4 -1 -1 4 100\n"
-                                "11 1000 -1 5 1 -1 -1 1 5\n";
+                                "1 0 -1 10 4 -1 -1 4 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "2 0 -1 20 4 -1 -1 4 20 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "3 0 -1 30 4 -1 -1 4 30 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "4 0 -1 40 4 -1 -1 4 40 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "5 0 -1 50 4 -1 -1 4 50 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "6 0 -1 60 4 -1 -1 4 60 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "7 0 -1 70 4 -1 -1 4 70 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "8 0 -1 80 4 -1 -1 4 80 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "9 0 -1 90 4 -1 -1 4 90 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "10 0 -1 100 4 -1 -1 4 100 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "11 1000 -1 5 1 -1 -1 1 5 -1 -1 -1 -1 -1 -1 -1 -1 -1\n";
 
 /* Exactly four exchanges after SIMULATION_BEGINS: t = 0, 10, 100, 105. */
 static const char two_swf[] = "; MaxProcs: 4\n"
-                              "1 0 -1 10 2 -1 -1 2 10\n"
-                              "2 100 -1 5 1 -1 -1 1 5\n";
+                              "1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                              "2 100 -1 5 1 -1 -1 1 5 -1 -1 -1 -1 -1 -1 -1 -1 -1\n";
 
 static void assert_contains(const char *hay, const char *needle)
 {
@@ -297,13 +297,20 @@ static void test_bad_values(void **state)
 
 /* A platform size in the file above what --nb-res accepts is refused
  * before anything is allocated for it (17 GB of per-resource state for
- * MaxProcs 4294967295). */
+ * MaxProcs 4294967295); in JSON, Batsim refuses an nb_res beyond 32 bits
+ * itself. */
 static void test_platform_too_large(void **state)
 {
     (void)state;
-    static const char *const files[][2] = {
-        {"huge.swf", "; MaxProcs: 4294967295\n1 0 -1 10 1 -1 -1 1 20\n"},
-        {"huge.json", "{\"nb_res\": 2147483648, \"jobs\": []}"},
+    static const char *const files[][3] = {
+        {"huge.swf",
+         "; MaxProcs: 4294967295\n1 0 -1 10 1 -1 -1 1 20 -1 -1 -1 -1 -1 -1 -1 -1 -1\n",
+         "platform size 4294967295 (MaxProcs/MaxNodes header or nb_res) is above 2147483647 "
+         "resources: pass --nb-res N"},
+        {"huge.json",
+         "{\"nb_res\": 2147483648, \"jobs\": [{\"id\": 1, \"subtime\": 0, \"res\": 1, "
+         "\"profile\": \"p\"}], \"profiles\": {\"p\": {\"type\": \"delay\", \"delay\": 1}}}",
+         "huge.json': the 'nb_res' field is not an integer"},
     };
     for (size_t i = 0; i < 2; i++) {
         char *so = NULL, *err = NULL;
@@ -312,8 +319,7 @@ static void test_platform_too_large(void **state)
                                      &so, &err);
         if (rc != 2)
             fail_msg("%s: exit %d, expected 2: %s", files[i][0], rc, err);
-        assert_contains(err, i ? "platform size 2147483648" : "platform size 4294967295");
-        assert_contains(err, "is above 2147483647 resources: pass --nb-res N");
+        assert_contains(err, files[i][2]);
         free(so);
         free(err);
     }

@@ -36,12 +36,13 @@
 #define METADATA 16
 
 /* 8 resources; runtimes around the kill delay of 100 s. */
-static const char kill_swf[] = "; MaxProcs: 8\n"
-                               "1 0 -1 50 4 -1 -1 4 200\n"   /* ends on its own at 50 */
-                               "2 0 -1 300 4 -1 -1 4 400\n"  /* killed at 100 */
-                               "3 10 -1 150 8 -1 -1 8 200\n" /* waits for 1 and 2 */
-                               "4 20 -1 100 2 -1 -1 2 100\n" /* behind 3, or backfilled */
-                               "5 20 -1 20 2 -1 -1 2 30\n";
+static const char kill_swf[] =
+    "; MaxProcs: 8\n"
+    "1 0 -1 50 4 -1 -1 4 200 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"   /* ends on its own at 50 */
+    "2 0 -1 300 4 -1 -1 4 400 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"  /* killed at 100 */
+    "3 10 -1 150 8 -1 -1 8 200 -1 -1 -1 -1 -1 -1 -1 -1 -1\n" /* waits for 1 and 2 */
+    "4 20 -1 100 2 -1 -1 2 100 -1 -1 -1 -1 -1 -1 -1 -1 -1\n" /* behind 3, or backfilled */
+    "5 20 -1 20 2 -1 -1 2 30 -1 -1 -1 -1 -1 -1 -1 -1 -1\n";
 
 static void run_fastbf(const char *fastbf_opts, const char *wl, const char *out)
 {
@@ -131,10 +132,11 @@ static void test_tag_starts_over_the_socket(void **state)
 static void test_change_job_state_of_waiting_refused(void **state)
 {
     (void)state;
-    const char *wl = fbf_test_tmp_write("cancel.swf", "; MaxProcs: 4\n"
-                                                      "1 0 -1 10 4 -1 -1 4 10\n"
-                                                      "2 0 -1 10 1 -1 -1 1 10\n"
-                                                      "3 0 -1 10 2 -1 -1 2 10\n");
+    const char *wl =
+        fbf_test_tmp_write("cancel.swf", "; MaxProcs: 4\n"
+                                         "1 0 -1 10 4 -1 -1 4 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                         "2 0 -1 10 1 -1 -1 1 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                         "3 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     char *err = NULL;
     int rc = fbf_test_replay_against(FBF_TRF_CANCEL_WAITING,
                                      (const char *const[]){"--quiet", wl, NULL}, TIMEOUT_MS,
@@ -152,8 +154,9 @@ static void test_change_job_state_of_waiting_refused(void **state)
 static void test_change_job_state_of_running_refused(void **state)
 {
     (void)state;
-    const char *wl = fbf_test_tmp_write("change-run.swf", "; MaxProcs: 4\n"
-                                                          "1 0 -1 10 2 -1 -1 2 10\n");
+    const char *wl =
+        fbf_test_tmp_write("change-run.swf", "; MaxProcs: 4\n"
+                                             "1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     char *err = NULL;
     int rc = fbf_test_replay_against(FBF_TRF_CHANGE_RUNNING,
                                      (const char *const[]){"--quiet", wl, NULL}, TIMEOUT_MS,
@@ -169,8 +172,9 @@ static void test_change_job_state_of_running_refused(void **state)
 static void test_unsimulated_events_refused(void **state)
 {
     (void)state;
-    const char *wl = fbf_test_tmp_write("unsim.swf", "; MaxProcs: 4\n"
-                                                     "1 0 -1 10 2 -1 -1 2 10\n");
+    const char *wl =
+        fbf_test_tmp_write("unsim.swf", "; MaxProcs: 4\n"
+                                        "1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     /* REGISTER_JOB is simulated under --dynamic-jobs: test_replay_dynamic. */
     const fbf_test_rfault faults[] = {FBF_TRF_SET_STATE};
     const char *const names[] = {"SET_RESOURCE_STATE"};

@@ -140,12 +140,12 @@ static void test_kth_same_starts(void **state)
  * fastbf reads 2000 keys in one pipelined batch. */
 static void test_burst_same_starts(void **state)
 {
-    char *text = malloc(2000 * 48 + 32);
+    char *text = malloc(2000 * 80 + 32);
     assert_non_null(text);
     size_t len = (size_t)sprintf(text, "; MaxProcs: 64\n");
     for (int i = 1; i <= 2000; i++)
-        len += (size_t)sprintf(text + len, "%d 0 -1 %d %d -1 -1 %d %d\n", i, 10 + i % 97,
-                               1 + i % 13, 1 + i % 13, 20 + i % 131);
+        len += (size_t)sprintf(text + len, "%d 0 -1 %d %d -1 -1 %d %d -1 -1 -1 -1 -1 -1 -1 -1 -1\n",
+                               i, 10 + i % 97, 1 + i % 13, 1 + i % 13, 20 + i % 131);
     char wl[256]; /* fbf_test_tmp_write()'s buffer is reused later */
     snprintf(wl, sizeof wl, "%s", fbf_test_tmp_write("burst.swf", text));
     free(text);
@@ -285,12 +285,13 @@ static void test_submitter_same_starts(void **state)
 {
     /* 300 jobs over 8 resources, subtimes spread so that registrations
      * happen in many messages, some of them several at once. */
-    char *text = malloc(300 * 48 + 32);
+    char *text = malloc(300 * 80 + 32);
     assert_non_null(text);
     size_t len = (size_t)sprintf(text, "; MaxProcs: 8\n");
     for (int i = 1; i <= 300; i++)
-        len += (size_t)sprintf(text + len, "%d %d -1 %d %d -1 -1 %d %d\n", i, (i / 3) * 7,
-                               5 + i % 41, 1 + i % 8, 1 + i % 8, 10 + i % 53);
+        len +=
+            (size_t)sprintf(text + len, "%d %d -1 %d %d -1 -1 %d %d -1 -1 -1 -1 -1 -1 -1 -1 -1\n",
+                            i, (i / 3) * 7, 5 + i % 41, 1 + i % 8, 1 + i % 8, 10 + i % 53);
     char swf[256], empty[256];
     snprintf(swf, sizeof swf, "%s", fbf_test_tmp_write("reg.swf", text));
     free(text);

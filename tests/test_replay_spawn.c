@@ -22,8 +22,8 @@
 
 /* Two jobs, the second arriving after the first ends. */
 static const char two_swf[] = "; MaxProcs: 4\n"
-                              "1 0 -1 10 2 -1 -1 2 10\n"
-                              "2 100 -1 5 1 -1 -1 1 5\n";
+                              "1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                              "2 100 -1 5 1 -1 -1 1 5 -1 -1 -1 -1 -1 -1 -1 -1 -1\n";
 
 static void run_expect(const char *const *args, int rc, const char *needle, bool on_stdout)
 {

@@ -51,9 +51,9 @@
 
 /* Jobs 1 and 2 at 0 (2 and 1 machines), job 3 at 100, on 4 machines. */
 static const char three_swf[] = "; MaxProcs: 4\n"
-                                "1 0 -1 10 2 -1 -1 2 10\n"
-                                "2 0 -1 5 1 -1 -1 1 5\n"
-                                "3 100 -1 5 1 -1 -1 1 5\n";
+                                "1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "2 0 -1 5 1 -1 -1 1 5 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "3 100 -1 5 1 -1 -1 1 5 -1 -1 -1 -1 -1 -1 -1 -1 -1\n";
 
 static int setup(void **state)
 {
@@ -244,7 +244,8 @@ static void test_redis_keys(void **state)
 /* n (its N), P and E under --energy (p after the switch, e in joules). */
 static void test_call_and_energy(void **state)
 {
-    const char *wl = fbf_test_tmp_write("one.swf", "; MaxProcs: 2\n1 100 -1 10 1 -1 -1 1 20\n");
+    const char *wl = fbf_test_tmp_write(
+        "one.swf", "; MaxProcs: 2\n1 100 -1 10 1 -1 -1 1 20 -1 -1 -1 -1 -1 -1 -1 -1 -1\n");
     const char *script[] = {
         "1:0.000000|0.000000:n:2.5|0.000000:P:1=1|0.000000:E", /* A */
         "2:$now|$now:N",                                        /* e at 0 */
@@ -352,8 +353,10 @@ static void test_bad_replies(void **state)
 static void test_end_and_deadlock(void **state)
 {
     char wl[PATH_MAX];
-    snprintf(wl, sizeof wl, "%s",
-             fbf_test_tmp_write("single.swf", "; MaxProcs: 1\n1 0 -1 10 1 -1 -1 1 10\n"));
+    snprintf(
+        wl, sizeof wl, "%s",
+        fbf_test_tmp_write("single.swf",
+                           "; MaxProcs: 1\n1 0 -1 10 1 -1 -1 1 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"));
     const char *after_z[] = {"2:$now|$now:N", "2:$now|$now:J:w0!1=0", "2:$now|$now:n:500",
                              NULL};
     run_result r = run_v2(fbf_test_tmp_path("z.sock"), after_z,

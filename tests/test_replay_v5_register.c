@@ -44,14 +44,15 @@ static void write_plan(const char *dir, char *plan, size_t cap, char *statics, s
     char text[4096];
     size_t n = (size_t)snprintf(text, sizeof text, "; MaxProcs: 8\n");
     for (int i = 1; i <= 40; i++)
-        n += (size_t)snprintf(text + n, sizeof text - n, "%d %d -1 %d %d -1 -1 %d %d\n", 100 + i,
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "%d %d -1 %d %d -1 -1 %d %d -1 -1 -1 -1 -1 -1 -1 -1 -1\n", 100 + i,
                               i * 7, 20 + (i * 37) % 90, 1 + (i * 5) % 8, 1 + (i * 5) % 8,
                               130 + (i * 11) % 50);
     snprintf(plan, cap, "%s/plan.swf", dir);
     assert_int_equal(fbf_test_replay_write(plan, text, 0), 0);
     /* What Batsim submits itself: one job at 0 on 8 hosts. */
     snprintf(statics, scap, "%s/static.swf", dir);
-    assert_int_equal(fbf_test_replay_write(statics, "; MaxProcs: 8\n1 0 -1 30 2 -1 -1 2 40\n",
+    assert_int_equal(fbf_test_replay_write(statics, "; MaxProcs: 8\n1 0 -1 30 2 -1 -1 2 40 -1 -1 -1 -1 -1 -1 -1 -1 -1\n",
                                            0), 0);
 }
 

@@ -31,22 +31,22 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: fastbf [--policy NAME] [--reservation-depth K]\n"
-            "              [--protocol batsim4|batsim5] [--endpoint URL]\n"
-            "              [--protocol batsim2 --socket PATH [--redis-host H]\n"
-            "               [--redis-port P] [--max-message BYTES]]\n"
-            "              [--workers N] [--kill-after SECONDS] [--max-wait SECONDS]\n"
-            "              [--tag-starts] [--stats] [--verbose]\n"
-            "              [--register-workload FILE [--register-pause SECONDS]]\n"
-            "              [--energy-saving TIMEOUT [--switch-delays OFF:ON]\n"
-            "               [--sleep-pstate N] [--compute-pstate M]] [--query-energy]\n"
-            "       fastbf --help | --version\n"
-            "\n"
-            "A Batsim decision process: the v4 JSON protocol over a ZeroMQ REP socket, or\n"
-            "the v2 text protocol over Batsim's Unix socket with job data in Redis.\n"
-            "\n"
-            "  --policy NAME            scheduling policy (default: easy):\n");
+    fprintf(out, "usage: fastbf [--policy NAME] [--reservation-depth K]\n"
+                 "              [--protocol batsim4|batsim5] [--endpoint URL]\n"
+                 "              [--protocol batsim2 --socket PATH [--redis-host H]\n"
+                 "               [--redis-port P] [--max-message BYTES]]\n"
+                 "              [--workers N] [--kill-after SECONDS] [--max-wait SECONDS]\n"
+                 "              [--tag-starts] [--stats] [--verbose]\n"
+                 "              [--register-workload FILE [--register-pause SECONDS]\n"
+                 "               [--skip-short-lines]]\n"
+                 "              [--energy-saving TIMEOUT [--switch-delays OFF:ON]\n"
+                 "               [--sleep-pstate N] [--compute-pstate M]] [--query-energy]\n"
+                 "       fastbf --help | --version\n"
+                 "\n"
+                 "A Batsim decision process: the v4 JSON protocol over a ZeroMQ REP socket, or\n"
+                 "the v2 text protocol over Batsim's Unix socket with job data in Redis.\n"
+                 "\n"
+                 "  --policy NAME            scheduling policy (default: easy):\n");
     for (const fbf_policy_entry *e = fbf_policy_list(); e->name; e++)
         fprintf(out, "                             %-13s %s\n", e->name, e->summary);
     fprintf(out,
@@ -81,6 +81,8 @@ static void usage(FILE *out)
             "                           finished whenever the next job is more than SECONDS\n"
             "                           away, and re-open it (continue_registration) just\n"
             "                           before it, so Batsim may end the run during a gap\n"
+            "  --skip-short-lines       with --register-workload: skip SWF lines of fewer\n"
+            "                           than 18 fields instead of refusing the file\n"
             "  --energy-saving TIMEOUT  switch off machines idle for TIMEOUT seconds when no\n"
             "                           waiting job could use them before they are back\n"
             "                           (SET_RESOURCE_STATE); wake them on demand or ahead\n"
@@ -158,6 +160,7 @@ int main(int argc, char **argv)
         {"tag-starts", no_argument, NULL, 't'},
         {"register-workload", required_argument, NULL, 'r'},
         {"register-pause", required_argument, NULL, 'P'},
+        {"skip-short-lines", no_argument, NULL, 'L'},
         {"energy-saving", required_argument, NULL, 'E'},
         {"switch-delays", required_argument, NULL, 'D'},
         {"sleep-pstate", required_argument, NULL, 'S'},
@@ -174,7 +177,7 @@ int main(int argc, char **argv)
     };
     const char *policy = "easy", *endpoint = FBF_ZMQ_DEFAULT_ENDPOINT, *depth_arg = NULL;
     long long workers = 1, depth = 0;
-    bool verbose = false, tag_starts = false, stats = false;
+    bool verbose = false, tag_starts = false, stats = false, skip_short = false;
     double kill_after = 0, pause = 0, max_wait = 0;
     const char *reg_path = NULL;
     fbf_power_config power = fbf_power_config_default();
@@ -227,6 +230,7 @@ int main(int argc, char **argv)
             break;
         }
         case 'r': reg_path = optarg; break;
+        case 'L': skip_short = true; break;
         case 'P': {
             char *end;
             errno = 0;
@@ -310,9 +314,11 @@ int main(int argc, char **argv)
 
     if (pause > 0 && !reg_path)
         return bad_usage("%s", "--register-pause goes with --register-workload");
+    if (skip_short && !reg_path)
+        return bad_usage("%s", "--skip-short-lines goes with --register-workload");
     fbf_error err = {{0}};
     fbf_submitter *reg = NULL;
-    if (reg_path && !(reg = fbf_register_plan_load(reg_path, pause, &err))) {
+    if (reg_path && !(reg = fbf_register_plan_load(reg_path, pause, skip_short, &err))) {
         fprintf(stderr, "fastbf: --register-workload: %s\n", err.text);
         return 2;
     }

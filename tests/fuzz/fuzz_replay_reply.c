@@ -98,7 +98,7 @@ static char dir[64];
 
 static void remove_dir(void)
 {
-    static const char *const files[] = {"out_jobs.csv", "summary.json"};
+    static const char *const files[] = {"out_jobs.csv", "out_schedule.csv", "summary.json"};
     char p[128];
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, files[i]);
@@ -150,6 +150,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 count[FBF_RJ_REJECTED], r.rejected);
         abort();
     }
+    /* Each out_jobs.csv row is noted once, for a job that ended. */
+    if (r.nrows > r.done + r.rejected) {
+        fprintf(stderr, "%zu rows for %zu ended jobs\n", r.nrows, r.done + r.rejected);
+        abort();
+    }
+    for (size_t i = 0; i < r.nrows; i++)
+        if (r.jobs[r.rows[i]].state != FBF_RJ_DONE && r.jobs[r.rows[i]].state != FBF_RJ_REJECTED) {
+            fprintf(stderr, "row %zu: job %u has not ended\n", i, r.rows[i]);
+            abort();
+        }
     if ((mode & 128) && (rc == FBF_EXIT_OK || rc == FBF_EXIT_DEADLOCK)) {
         fbf_replay_stats st;
         fbf_replay_stats_compute(&r, &st);

@@ -3,15 +3,17 @@
  *
  * Feeds: the input, written to a temporary file, to fbf_workload_read()
  * twice: with the defaults (walltime from the file), then with the
- * walltime a factor of the runtime and at most 3 jobs. A first non-blank
- * '{' makes it a Batsim JSON workload, anything else an SWF trace.
+ * walltime a factor of the runtime, at most 3 jobs, short SWF lines
+ * skipped and no job allowed. A first non-blank '{' makes it a Batsim
+ * JSON workload, anything else an SWF trace.
  *
  * Asserts: a failure returns NULL with errno set and a non-empty message;
- * a success keeps the header's invariants: every id unique (found at its
- * own index) and holding '!', every profile index in range, subtime and
- * runtime finite with runtime >= 0 (subtime >= 0 for SWF), walltime -1 or
- * finite and > 0, res >= 1 for SWF, profile delays finite and >= 0. The
- * sanitizers catch the rest.
+ * a success keeps the header's invariants: at least one job unless
+ * allowed, every id unique (found at its own index) and holding '!', every
+ * profile index in range, subtime >= 0 and runtime >= 0, both finite,
+ * walltime -1 or finite and > 0, res >= 1 for SWF and >= 0 for JSON,
+ * profile delays finite and >= 0 (> 0 for JSON). The sanitizers catch
+ * the rest.
  */
 #include <errno.h>
 #include <math.h>
@@ -29,11 +31,13 @@ static void bad(const char *what, size_t i)
     abort();
 }
 
-static void check(const fbf_workload *wl)
+static void check(const fbf_workload *wl, const fbf_wl_read_options *o)
 {
+    if (wl->nb_jobs == 0 && !o->allow_empty)
+        bad("no job", 0);
     for (size_t i = 0; i < wl->nb_profiles; i++)
         if (!wl->profiles[i].name || !isfinite(wl->profiles[i].delay) ||
-            wl->profiles[i].delay < 0)
+            wl->profiles[i].delay < 0 || (wl->format == FBF_WL_JSON && wl->profiles[i].delay == 0))
             bad("profile delay", i);
     for (size_t i = 0; i < wl->nb_jobs; i++) {
         const fbf_wl_job *j = &wl->jobs[i];
@@ -43,12 +47,14 @@ static void check(const fbf_workload *wl)
             bad("id not unique", i);
         if (j->profile >= wl->nb_profiles)
             bad("profile index", i);
-        if (!isfinite(j->subtime) || !isfinite(j->runtime) || j->runtime < 0)
+        if (!isfinite(j->subtime) || j->subtime < 0 || !isfinite(j->runtime) || j->runtime < 0)
             bad("subtime or runtime", i);
         if (!(j->walltime == -1 || (isfinite(j->walltime) && j->walltime > 0)))
             bad("walltime", i);
-        if (wl->format == FBF_WL_SWF && (j->subtime < 0 || j->res < 1))
-            bad("SWF subtime or res", i);
+        if (wl->format == FBF_WL_SWF && j->res < 1)
+            bad("SWF res", i);
+        if (wl->format == FBF_WL_JSON && (j->res < 0 || j->res > INT32_MAX))
+            bad("JSON res", i);
     }
 }
 
@@ -66,7 +72,7 @@ static void read_once(const char *path, const fbf_wl_read_options *o)
         }
         return;
     }
-    check(wl);
+    check(wl, o);
     fbf_workload_destroy(wl);
 }
 
@@ -85,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     fbf_wl_read_options def = FBF_WL_READ_DEFAULTS;
     read_once(path, &def);
-    fbf_wl_read_options few = {FBF_WL_WALLTIME_FACTOR, 1.5, 3, "x"};
+    fbf_wl_read_options few = {FBF_WL_WALLTIME_FACTOR, 1.5, 3, "x", true, true};
     read_once(path, &few);
     return 0;
 }

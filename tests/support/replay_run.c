@@ -98,6 +98,58 @@ void fbf_test_replay_same_jobs(const char *a_dir, const char *b_dir, const char 
         fail_msg("%s: out_jobs.csv has %d lines, expected more than %d", what, lines, min_lines);
     free(a);
     free(b);
+    snprintf(pa, sizeof pa, "%s/out_schedule.csv", a_dir);
+    snprintf(pb, sizeof pb, "%s/out_schedule.csv", b_dir);
+    fbf_test_replay_expect_schedule(pb, pa, what);
+}
+
+/* The n-th comma-separated field of line (no quoting in out_schedule.csv),
+ * into buf; false past the last. */
+static bool csv_field(const char *line, int n, char *buf, size_t cap)
+{
+    for (; n > 0 && line; n--) {
+        size_t k = strcspn(line, ",\n");
+        line = line[k] == ',' ? line + k + 1 : NULL;
+    }
+    if (!line)
+        return false;
+    size_t k = strcspn(line, ",\n");
+    snprintf(buf, cap, "%.*s", (int)k, line);
+    return true;
+}
+
+void fbf_test_replay_expect_schedule(const char *got_path, const char *want_path,
+                                     const char *what)
+{
+    char *got = fbf_test_replay_read(got_path), *want = fbf_test_replay_read(want_path);
+    if (!got || !want)
+        fail_msg("%s: cannot read %s", what, got ? want_path : got_path);
+    const char *gv = strchr(got, '\n'), *wv = strchr(want, '\n');
+    if (!gv || !wv || (size_t)(gv - got) != (size_t)(wv - want) ||
+        strncmp(got, want, (size_t)(gv - got)) != 0)
+        fail_msg("%s: %s: the header is not %s's:\n%s", what, got_path, want_path, got);
+    gv++, wv++;
+    char key[64], g[128], w[128];
+    for (int c = 0; csv_field(got, c, key, sizeof key); c++) {
+        bool hg = csv_field(gv, c, g, sizeof g), hw = csv_field(wv, c, w, sizeof w);
+        if (!hg || !hw)
+            fail_msg("%s: %s: no value for %s", what, hg ? want_path : got_path, key);
+        if (strcmp(key, "batsim_version") == 0) {
+            if (strncmp(g, "fastbf-replay ", 14) != 0 || !g[14])
+                fail_msg("%s: %s: batsim_version '%s'", what, got_path, g);
+        } else if (strcmp(key, "scheduling_time") == 0 || strcmp(key, "simulation_time") == 0) {
+            char *end;
+            const char *dot = strchr(g, '.');
+            if (!(strtod(g, &end) >= 0) || *end || !dot || strlen(dot) != 7)
+                fail_msg("%s: %s: %s '%s' is not a \"%%f\" time", what, got_path, key, g);
+        } else if (strcmp(g, w) != 0) {
+            fail_msg("%s: %s: %s is %s, %s has %s", what, got_path, key, g, want_path, w);
+        }
+    }
+    if (csv_field(gv, 26, g, sizeof g) || !csv_field(gv, 25, g, sizeof g))
+        fail_msg("%s: %s: not 26 values", what, got_path);
+    free(got);
+    free(want);
 }
 
 int fbf_test_replay_run(const char *const *args, int timeout_ms, char **out, char **err)

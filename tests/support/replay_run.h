@@ -48,9 +48,18 @@ char *fbf_test_replay_read(const char *path);
 
 /* Fails the test, naming what and the first line that differs, unless
  * A_DIR/out_jobs.csv and B_DIR/out_jobs.csv are the same file of more
- * than min_lines lines. */
+ * than min_lines lines, and their out_schedule.csv are the same as
+ * fbf_test_replay_expect_schedule() compares them. */
 void fbf_test_replay_same_jobs(const char *a_dir, const char *b_dir, const char *what,
                                int min_lines);
+
+/* Fails the test, naming what and the column, unless out_schedule.csv
+ * at got_path has want_path's columns and values, but for the run's own:
+ * batsim_version (got's must be "fastbf-replay " and a version) and the
+ * wall-clock scheduling_time and simulation_time (got's must be "%f"
+ * numbers >= 0). */
+void fbf_test_replay_expect_schedule(const char *got_path, const char *want_path,
+                                     const char *what);
 
 /* From DIR/out_jobs.csv: column col (0-based) of the row whose job_id
  * column is job, as a double; NAN if absent. */

@@ -70,9 +70,9 @@ void fbf_test_v5_same_file(const char *a_path, const char *b_path)
 void fbf_test_v5_three(const char *dir, char *path, size_t cap)
 {
     static const char three[] = "; MaxProcs: 4\n"
-                                "1 0 -1 10 2 -1 -1 2 10\n"
-                                "2 0 -1 5 1 -1 -1 1 5\n"
-                                "3 100 -1 5 1 -1 -1 1 5\n";
+                                "1 0 -1 10 2 -1 -1 2 10 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "2 0 -1 5 1 -1 -1 1 5 -1 -1 -1 -1 -1 -1 -1 -1 -1\n"
+                                "3 100 -1 5 1 -1 -1 1 5 -1 -1 -1 -1 -1 -1 -1 -1 -1\n";
     snprintf(path, cap, "%s/three.swf", dir);
     assert_int_equal(fbf_test_replay_write(path, three, 0), 0);
 }

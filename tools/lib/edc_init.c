@@ -94,7 +94,7 @@ static int read_options(const cJSON *init, fbf_bv5_options *o, fbf_edc_setup *se
             if (!cJSON_IsString(m) || !m->valuestring[0])
                 return bad(err, k, "the path of a workload file (SWF or Batsim JSON)");
             fbf_error inner = {{0}};
-            fbf_submitter *plan = fbf_register_plan_load(m->valuestring, 0, &inner);
+            fbf_submitter *plan = fbf_register_plan_load(m->valuestring, 0, false, &inner);
             if (!plan)
                 return fbf_errorf(err, -EINVAL, "init: \"%s\": %s", k, inner.text);
             fbf_submitter_destroy(setup->submitter);

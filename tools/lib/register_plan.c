@@ -9,9 +9,11 @@
 
 #include "tools/lib/workload.h"
 
-fbf_submitter *fbf_register_plan_load(const char *path, double pause, fbf_error *err)
+fbf_submitter *fbf_register_plan_load(const char *path, double pause, bool skip_short,
+                                      fbf_error *err)
 {
     fbf_wl_read_options ro = FBF_WL_READ_DEFAULTS;
+    ro.skip_short_lines = skip_short;
     ro.name = "dyn";
     fbf_workload *wl = fbf_workload_read(path, &ro, err);
     if (!wl)

@@ -237,6 +237,7 @@ const char *fbf_wl_skip_reason(fbf_wl_skip reason)
     case FBF_WL_SKIP_NEG_RUNTIME: return "negative run time";
     case FBF_WL_SKIP_NEG_SUBTIME: return "negative submit time";
     case FBF_WL_SKIP_DUPLICATE_ID: return "duplicate job number";
+    case FBF_WL_SKIP_SHORT_LINE: return "fewer than 18 fields";
     default: return "?";
     }
 }
@@ -486,6 +487,26 @@ int fbf_wl_read_all(gzFile gz, const char *path, char **out, size_t *out_len, fb
 
 /* ---------- dispatch ---------- */
 
+/* An empty workload replays nothing: say so, and why for SWF. */
+static int no_jobs(const fbf_workload *wl, const fbf_wl_read_options *o, fbf_error *err)
+{
+    if (o->max_jobs == 0)
+        return fbf_errorf(err, -EINVAL, "%s: no jobs (--max-jobs 0 keeps none)", wl->path);
+    if (wl->format == FBF_WL_JSON)
+        return fbf_errorf(err, -EINVAL, "%s: no jobs: the \"jobs\" array is empty", wl->path);
+    size_t skipped = fbf_workload_skipped_total(wl);
+    if (!skipped)
+        return fbf_errorf(err, -EINVAL, "%s: no jobs: no job line among %zu line%s", wl->path,
+                          wl->lines, wl->lines == 1 ? "" : "s");
+    char why[256] = "";
+    size_t used = 0;
+    for (int k = 0; k < FBF_WL_SKIP_COUNT && used < sizeof why; k++)
+        if (wl->skipped[k])
+            used += (size_t)snprintf(why + used, sizeof why - used, "%s%zu %s", used ? ", " : "",
+                                     wl->skipped[k], fbf_wl_skip_reason(k));
+    return fbf_errorf(err, -EINVAL, "%s: no jobs: every job line was skipped (%s)", wl->path, why);
+}
+
 fbf_workload *fbf_workload_read(const char *path, const fbf_wl_read_options *opt, fbf_error *err)
 {
     static const fbf_wl_read_options defaults = FBF_WL_READ_DEFAULTS;
@@ -532,6 +553,8 @@ fbf_workload *fbf_workload_read(const char *path, const fbf_wl_read_options *opt
         fbf_errorf(err, rc, "out of memory");
     }
     gzclose(gz);
+    if (!rc && wl->nb_jobs == 0 && !o->allow_empty)
+        rc = no_jobs(wl, o, err);
     if (rc) {
         fbf_workload_destroy(wl);
         errno = -rc;

@@ -13,20 +13,35 @@
  *              (Batsim accepts only -1 or a strictly positive walltime)
  *     skipped, and counted per reason: no processors (res not > 0), negative
  *     (unknown) runtime, negative submit time, a job number seen before.
- *     Comments (';'), blank lines and short lines are fine: a missing field
- *     reads as -1 (unknown), as SWF does. A field that is not a number or
- *     is beyond +-9e15, and a NUL byte, are errors naming the line.
+ *     Comments (';') and blank lines are fine. A job line has SWF's 18
+ *     fields (-1 for unknown): one with fewer is an error naming the file,
+ *     the line and its count, unless skip_short_lines counts it as skipped
+ *     (reason "fewer than 18 fields"). A field that is not a number or is beyond
+ *     +-9e15, and a NUL byte, are errors naming the line.
  *     Platform size: header "; MaxProcs: N", else "; MaxNodes: N" (the
  *     leading integer: "338 (batch partition; 512 total)" is 338).
  *
- *   Batsim JSON ({"nb_res", "jobs": [...], "profiles": {...}}):
- *     jobs need id (string or integer), subtime, res, profile; walltime is
- *     optional (absent = -1, "none", as in Batsim) and must be -1 or > 0.
- *     An id without '!' gets "<name>!" prefixed. A job's profile must exist
- *     and be of type "delay": runtime = its delay. Anything missing or
- *     mistyped is an error naming the job and the field; nothing is skipped.
- *     nb_res is optional here (0 = unknown): the caller decides whether a
- *     platform size given elsewhere (--nb-res) is needed.
+ *   Batsim JSON ({"nb_res", "jobs": [...], "profiles": {...}}): refused
+ *     as Batsim 4.2.1 refuses it when it loads the file, with its text
+ *     ("Invalid JSON file 'PATH': job 'w0!3' has no 'subtime' field",
+ *     src/workload.cpp, profiles.cpp, jobs.cpp), the job's index added:
+ *     nb_res an integer > 0; "profiles" an object of objects with a string
+ *     "type", a delay profile's "delay" a number > 0, no name twice; "jobs"
+ *     an array of objects: id a string or an integer, subtime a number,
+ *     walltime (optional, absent = -1) a number, -1 or > 0, res an integer
+ *     >= 0, profile a string naming a profile, no id twice. Beyond Batsim,
+ *     and said so: a subtime < 0, a non-finite number, and a job whose
+ *     profile is not a delay or has a "ret" other than 0 (Batsim fails
+ *     such a job) cannot be replayed. An id without '!' gets "<name>!"
+ *     prefixed; one with '!' names its own workload (a file may stand for
+ *     several of Batsim's workloads). runtime = the profile's delay.
+ *     Not checked: fields of the profile types fastbf cannot replay when
+ *     no job uses them, and whether an integer was written "2.0" (cJSON
+ *     does not tell; Batsim refuses it for res).
+ *
+ *   Either format: a workload with no job is an error naming the file
+ *   (and, for SWF, how many job lines were skipped), unless allow_empty
+ *   (a run whose jobs all come by registration).
  *
  * The format is detected from the content: a file whose first non-blank
  * byte is '{' is JSON, anything else SWF.
@@ -50,6 +65,7 @@
 #ifndef FBF_WORKLOAD_H
 #define FBF_WORKLOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,10 +78,11 @@ typedef enum fbf_wl_walltime_mode {
 } fbf_wl_walltime_mode;
 
 typedef enum fbf_wl_skip {
-    FBF_WL_SKIP_NO_PROCS = 0,  /* fields 5 and 8 both not > 0 */
-    FBF_WL_SKIP_NEG_RUNTIME,   /* field 4 < 0 (-1: unknown) */
-    FBF_WL_SKIP_NEG_SUBTIME,   /* field 2 < 0 */
-    FBF_WL_SKIP_DUPLICATE_ID,  /* field 1 already seen */
+    FBF_WL_SKIP_NO_PROCS = 0, /* fields 5 and 8 both not > 0 */
+    FBF_WL_SKIP_NEG_RUNTIME,  /* field 4 < 0 (-1: unknown) */
+    FBF_WL_SKIP_NEG_SUBTIME,  /* field 2 < 0 */
+    FBF_WL_SKIP_DUPLICATE_ID, /* field 1 already seen */
+    FBF_WL_SKIP_SHORT_LINE,   /* fewer than 18 fields (skip_short_lines) */
     FBF_WL_SKIP_COUNT
 } fbf_wl_skip;
 
@@ -80,11 +97,15 @@ typedef struct fbf_wl_read_options {
     double walltime_factor; /* FBF_WL_WALLTIME_FACTOR: > 0 */
     int64_t max_jobs;       /* keep the first max_jobs accepted jobs (file order); < 0: all */
     const char *name;       /* workload name, the id prefix; NULL: "w0" */
+    bool skip_short_lines;  /* SWF: skip (and count) lines of fewer than 18 fields */
+    bool allow_empty;       /* a workload with no job is not an error */
 } fbf_wl_read_options;
 
-/* Zero-initialised options are the defaults (field 9, all jobs, "w0")
- * except max_jobs: use FBF_WL_READ_DEFAULTS. */
-#define FBF_WL_READ_DEFAULTS {FBF_WL_WALLTIME_FIELD9, 1.0, -1, NULL}
+/* Zero-initialised options are the defaults (field 9, all jobs, "w0",
+ * short lines and empty workloads refused) except max_jobs: use
+ * FBF_WL_READ_DEFAULTS. */
+#define FBF_WL_READ_DEFAULTS                                                                       \
+    { FBF_WL_WALLTIME_FIELD9, 1.0, -1, NULL, false, false }
 
 typedef struct fbf_wl_job {
     const char *id;   /* "w0!17", owned by the workload */

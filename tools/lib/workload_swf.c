@@ -8,10 +8,12 @@
  * fraction or exponent.
  *
  * Invariants: every job line is either added or counted under exactly one
- * skipped[] reason (the first that applies, in fbf_wl_skip order), so the
- * counts add up to the lines left out. Only a field that is not a number
- * or is out of range, or a job number that is not an integer >= 0, is an
- * error: skipping such a line silently would hide a damaged file. Header
+ * skipped[] reason (a short line as such, else the first that applies, in
+ * fbf_wl_skip order), so the counts add up to the lines left out. A field
+ * that is not a number or is out of range, a job number that is not an
+ * integer >= 0, and a line of fewer than SWF's 18 fields (unless
+ * skip_short_lines) are errors: skipping such a line silently would hide
+ * a damaged file (a cut line, fields lost to a bad conversion). Header
  * lines count wherever they appear, but with max_jobs the reading stops at
  * the first job past the limit: SWF puts its headers first, so nothing is
  * lost.
@@ -28,6 +30,25 @@
 /* The largest magnitude a field may have: every integer up to it is exact
  * in a double, and it converts to int64_t without overflow. */
 #define SWF_FIELD_MAX 9e15
+
+/* The fields of an SWF job line. */
+#define SWF_FIELDS 18
+
+/* How many whitespace-separated tokens follow at s, up to max. */
+static int count_tokens(const char *s, int max)
+{
+    int n = 0;
+    while (n < max) {
+        while (fbf_wl_is_space(*s))
+            s++;
+        if (!*s)
+            break;
+        n++;
+        while (*s && !fbf_wl_is_space(*s))
+            s++;
+    }
+    return n;
+}
 
 /* Parses the next whitespace-separated number at *pp. 1: parsed; 0: no
  * more tokens; -1: a token that is not a number (*pp left at it). The
@@ -112,12 +133,14 @@ int fbf_wl_read_swf(fbf_workload *wl, gzFile gz, const fbf_wl_read_options *o, f
         if (o->max_jobs >= 0 && (int64_t)wl->nb_jobs >= o->max_jobs)
             break; /* SWF headers come first: nothing more to learn */
         double f[10];
+        int nf = 0;
         for (int k = 1; k <= 9; k++)
-            f[k] = -1; /* a missing field is unknown, as SWF writes -1 */
+            f[k] = -1;
         for (int k = 1; k <= 9; k++) {
             int r = next_number(&s, &f[k]);
             if (r == 0)
                 break;
+            nf++;
             if (r < 0) {
                 const char *e = s;
                 while (*e && !fbf_wl_is_space(*e))
@@ -134,6 +157,19 @@ int fbf_wl_read_swf(fbf_workload *wl, gzFile gz, const fbf_wl_read_options *o, f
                                 "(beyond +-9e15)", wl->path, line, k, f[k]);
                 goto out;
             }
+        }
+        if (nf == 9)
+            nf += count_tokens(s, SWF_FIELDS - 9);
+        if (nf < SWF_FIELDS && o->skip_short_lines) {
+            note_skip(wl, FBF_WL_SKIP_SHORT_LINE, line);
+            continue;
+        }
+        if (nf < SWF_FIELDS) {
+            rc = fbf_errorf(err, -EINVAL,
+                            "%s: line %zu: %d field%s, an SWF job line has %d "
+                            "(--skip-short-lines skips such lines)",
+                            wl->path, line, nf, nf == 1 ? "" : "s", SWF_FIELDS);
+            goto out;
         }
         if (f[1] < 0 || f[1] != floor(f[1])) {
             rc = fbf_errorf(err, -EINVAL,

@@ -84,7 +84,29 @@ static int64_t batsim_job(fbf_replay *r, const cJSON *v, long ev, const char *ty
     return j;
 }
 
-void fbf_replay_reject_job(fbf_replay *r, uint32_t ji)
+/* --verbose: why the scheduler rejected the job, when the job tells. */
+static void log_rejection(const fbf_replay *r, uint32_t ji, double at)
+{
+    const fbf_wl_job *w = &r->wl->jobs[ji];
+    const char *meta = r->text + r->jobs[ji].meta;
+    char t[40];
+    fbf_jbuf_fmt(t, sizeof t, at);
+    fprintf(r->cfg.log, "fastbf-replay: t=%s s: job %s rejected: ", t, w->id);
+    if (w->res > (int64_t)r->cfg.nb_res)
+        fprintf(r->cfg.log, "it asks for %lld resources, the platform has %u", (long long)w->res,
+                r->cfg.nb_res);
+    else if (w->res < 1)
+        fprintf(r->cfg.log, "it asks for %lld resources", (long long)w->res);
+    else
+        fprintf(r->cfg.log, "no reason known to the replayer (it asks for %lld of %u "
+                "resources%s)", (long long)w->res, r->cfg.nb_res,
+                w->walltime < 0 ? ", no walltime" : "");
+    if (*meta)
+        fprintf(r->cfg.log, "; its metadata: \"%s\"", meta);
+    fputc('\n', r->cfg.log);
+}
+
+void fbf_replay_reject_job_at(fbf_replay *r, uint32_t ji, double at)
 {
     fbf_rjob *j = &r->jobs[ji];
     if (!fbf_replay_grow((void **)&r->unsent, &r->unsent_cap, r->nunsent + 1, sizeof *r->unsent))
@@ -93,8 +115,17 @@ void fbf_replay_reject_job(fbf_replay *r, uint32_t ji)
         r->unsent[r->nunsent++] = ji;
     j->state = FBF_RJ_REJECTED;
     j->flags |= FBF_RJF_UNSENT;
+    j->end = at; /* when Batsim writes its row */
     r->waiting--;
     r->rejected++;
+    fbf_replay_note_row(r, ji);
+    if (r->cfg.log)
+        log_rejection(r, ji, at);
+}
+
+void fbf_replay_reject_job(fbf_replay *r, uint32_t ji)
+{
+    fbf_replay_reject_job_at(r, ji, r->req_now);
 }
 
 void fbf_replay_delete_unsent(fbf_replay *r)
@@ -106,7 +137,7 @@ void fbf_replay_delete_unsent(fbf_replay *r)
     r->nunsent = 0;
 }
 
-int fbf_replay_reject(fbf_replay *r, const cJSON *data, long ev)
+int fbf_replay_reject(fbf_replay *r, const cJSON *data, long ev, double at)
 {
     static const char T[] = "REJECT_JOB";
     int64_t ji = batsim_job(r, fbf_json_get(data, "job_id"), ev, T, "job_id",
@@ -117,7 +148,7 @@ int fbf_replay_reject(fbf_replay *r, const cJSON *data, long ev)
         return fail(r, ev, T, r->wl->jobs[ji].id, "Invalid rejection received: job '%s' cannot "
                     "be rejected at the present time. To be rejected, a job must be submitted "
                     "and not allocated yet.", r->wl->jobs[ji].id);
-    fbf_replay_reject_job(r, (uint32_t)ji);
+    fbf_replay_reject_job_at(r, (uint32_t)ji, at);
     return 0;
 }
 

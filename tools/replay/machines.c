@@ -28,6 +28,8 @@ typedef struct group {
     uint32_t pstate;
     bool on;
     bool now; /* batsim5's ChangeHostsPStateEvent: no switch delay */
+    uint32_t machines; /* how many */
+    double t0, t1;     /* when the switch began and ended (INFINITY: not yet) */
 } group;
 
 typedef struct fbf_machines fbf_machines;
@@ -36,6 +38,10 @@ struct fbf_machines {
     uint8_t *st;
     double *since;
     double asleep_done, switching_done;
+    /* Batsim's out_schedule.csv figures: closed intervals per state, in
+     * Batsim's precision, and SET_RESOURCE_STATE's machines. */
+    long double sleeping_ld, switching_on_ld, switching_off_ld;
+    unsigned long long switched_machines;
     group *groups;
     size_t ngroups, groups_cap;
     fbf_range *ranges;
@@ -159,15 +165,20 @@ int fbf_machines_apply_at_once(fbf_replay *r, const fbf_idset *s, uint32_t pstat
     if (!grow((void **)&m->groups, &m->groups_cap, m->ngroups + 1, sizeof *m->groups) ||
         !grow((void **)&m->ranges, &m->ranges_cap, m->nranges + s->n, sizeof *m->ranges))
         return -ENOMEM;
+    uint32_t count = 0;
     for (uint32_t k = 0; k < s->n; k++)
         for (uint32_t id = s->r[k].lo; id <= s->r[k].hi; id++) {
-            if (m->st[id] == M_OFF)
+            if (m->st[id] == M_OFF) {
                 m->asleep_done += at - m->since[id];
+                m->sleeping_ld += (long double)at - m->since[id];
+            }
             m->st[id] = on ? M_SWITCHING_ON : M_SWITCHING_OFF;
             m->since[id] = at;
+            count++;
         }
+    m->switched_machines += count;
     memcpy(m->ranges + m->nranges, s->r, s->n * sizeof *s->r);
-    m->groups[m->ngroups] = (group){m->nranges, s->n, pstate, on, now};
+    m->groups[m->ngroups] = (group){m->nranges, s->n, pstate, on, now, count, at, INFINITY};
     m->nranges += s->n;
     double delay = now ? 0 : on ? m->cfg.on_delay : m->cfg.off_delay;
     fbf_replay_heap_push(r, at + delay, FBF_EV_STATE,
@@ -246,10 +257,13 @@ void fbf_machines_emit(fbf_replay *r, size_t *count, const fbf_rev *e)
         fbf_jbuf_lit(b, "}}");
         return;
     }
-    const group *g = &m->groups[e->arg];
+    group *g = &m->groups[e->arg];
+    g->t1 = e->t;
     for (uint32_t k = 0; k < g->n; k++)
         for (uint32_t id = m->ranges[g->first + k].lo; id <= m->ranges[g->first + k].hi; id++) {
             m->switching_done += e->t - m->since[id];
+            *(g->on ? &m->switching_on_ld : &m->switching_off_ld) +=
+                (long double)e->t - m->since[id];
             m->st[id] = g->on ? M_ON : M_OFF;
             m->since[id] = e->t;
         }
@@ -293,6 +307,41 @@ void fbf_machines_totals(const fbf_replay *r, double t, fbf_energy_totals *out)
     out->idle_s = (double)r->cfg.nb_res * t - out->busy_s - out->asleep_s - out->switching_s;
     out->joules = m->cfg.p_idle * out->idle_s + m->cfg.p_busy * out->busy_s +
                   m->cfg.p_sleep * out->asleep_s + m->cfg.p_switch * out->switching_s;
+}
+
+double fbf_machines_energy_at(const fbf_replay *r, double t)
+{
+    const fbf_machines *m = r->mach;
+    fbf_energy_totals now;
+    fbf_machines_totals(r, t, &now); /* its busy time holds for any t */
+    /* Sleep and switches from the groups' times, so that t may be past:
+     * a machine sleeps from the end of its switch-off to the start of its
+     * switch-on, and each switch adds its machines while it lasts. */
+    double asleep = 0, switching = 0;
+    for (size_t i = 0; i < m->ngroups; i++) {
+        const group *g = &m->groups[i];
+        double n = g->machines;
+        if (t > g->t0)
+            switching += n * ((g->t1 < t ? g->t1 : t) - g->t0);
+        if (!g->on && t > g->t1)
+            asleep += n * (t - g->t1);
+        if (g->on && t > g->t0)
+            asleep -= n * (t - g->t0);
+    }
+    double idle = (double)r->cfg.nb_res * t - now.busy_s - asleep - switching;
+    return m->cfg.p_idle * idle + m->cfg.p_busy * now.busy_s + m->cfg.p_sleep * asleep +
+           m->cfg.p_switch * switching;
+}
+
+void fbf_machines_batsim_figures(const fbf_replay *r, fbf_machines_figures *out)
+{
+    const fbf_machines *m = r->mach;
+    out->grouped_switches = m->ngroups;
+    out->machine_switches = m->switched_machines;
+    out->sleeping = m->sleeping_ld;
+    out->switching_on = m->switching_on_ld;
+    out->switching_off = m->switching_off_ld;
+    out->since = m->since;
 }
 
 double fbf_machines_job_energy(const fbf_replay *r, uint32_t job)

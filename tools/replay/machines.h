@@ -81,6 +81,20 @@ typedef struct fbf_energy_totals {
 
 void fbf_machines_totals(const fbf_replay *r, double t, fbf_energy_totals *out);
 double fbf_machines_job_energy(const fbf_replay *r, uint32_t job);
+/* The energy consumed from 0 to t, for any t up to the clock (the totals
+ * above hold for the clock only). */
+double fbf_machines_energy_at(const fbf_replay *r, double t);
+
+/* What Batsim 4.2.1's out_schedule.csv tells of machines: its
+ * SET_RESOURCE_STATE counts, and the machine-seconds of the closed
+ * intervals in each state (Batsim adds an interval when the machine
+ * leaves it). since[id] is when machine id last switched (0: never). */
+typedef struct fbf_machines_figures {
+    unsigned long long grouped_switches, machine_switches;
+    long double sleeping, switching_on, switching_off;
+    const double *since;
+} fbf_machines_figures;
+void fbf_machines_batsim_figures(const fbf_replay *r, fbf_machines_figures *out);
 void fbf_machines_print(const fbf_replay *r, FILE *out);
 void fbf_machines_json(const fbf_replay *r, cJSON *o);
 

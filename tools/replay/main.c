@@ -167,7 +167,8 @@ static int run(const fbf_replay_options *o, int argc, char **argv)
                              .redis_port = o->redis_port,
                              .energy = o->energy ? &o->ecfg : NULL,
                              .max_exchanges = (size_t)o->max_exchanges,
-                             .external_end = o->external_end};
+                             .external_end = o->external_end,
+                             .log = o->verbose ? stderr : NULL};
     gzFile record = NULL;
     if (o->record) {
         size_t n = strlen(o->record);

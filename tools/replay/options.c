@@ -20,126 +20,137 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-"Usage: fastbf-replay [OPTIONS] WORKLOAD\n"
-"Plays Batsim's side of the Batsim v4 JSON protocol (without SimGrid) for the\n"
-"jobs of WORKLOAD, checks every reply of the scheduler as Batsim would, and\n"
-"prints a summary. --protocol batsim2 plays the older v2 text protocol,\n"
-"--protocol batsim5 Batsim 5's batprotocol (JSON) with an EDC.\n"
-"\n"
-"WORKLOAD is an SWF trace (plain or .gz) or a Batsim JSON workload. SWF: id\n"
-"w0!<field 1>, subtime field 2, runtime field 4, res field 5 (else 8),\n"
-"walltime field 9 (else the runtime, else 1); jobs with no processors or a\n"
-"negative runtime are skipped and counted. Platform size: the header's\n"
-"MaxProcs (else MaxNodes), or nb_res in JSON.\n"
-"\n"
-"Scheduler (exactly one):\n"
-"  --scheduler CMD        start CMD with /bin/sh -c; {endpoint} in CMD becomes\n"
-"                         tcp://127.0.0.1:PORT (a free port), else\n"
-"                         '--endpoint tcp://127.0.0.1:PORT' is appended\n"
-"  --endpoint URL         connect to a scheduler already listening at URL\n"
-"  --inproc               run fastbf's own session in this process\n"
-"    --policy NAME        with --inproc: fcfs, easy (default, as fastbf), conservative\n"
-"    --reservation-depth K  with --inproc: reservations held (number or 'unlimited')\n"
-"    --workers N          with --inproc: engine worker threads (default 1)\n"
-"    --verbose            with --inproc: the session's log on stderr\n"
-"    --kill-after S       with --inproc: fastbf kills every job S seconds after it starts\n"
-"    --tag-starts         with --inproc: fastbf tags started jobs with why (metadata)\n"
-"\n"
-"Batsim v2 text protocol:\n"
-"  --protocol NAME        batsim4 (default) or batsim2: Batsim v2's text\n"
-"                         protocol over a Unix socket this replayer listens on\n"
-"                         (messages '3:NOW|T:S:w0!1|...', 32-bit native-endian\n"
-"                         size prefix), job descriptions in Redis; needs\n"
-"                         --redis HOST:PORT (key prefix: the socket's absolute\n"
-"                         path, then ':'; keys nb_res, job_ID, profile_ID) and\n"
-"                         --scheduler CMD ({socket} in CMD becomes the path, else\n"
-"                         '--socket PATH' is appended) or --socket alone (wait\n"
-"                         there for a scheduler to connect). With --energy: P, p,\n"
-"                         E, e. No dynamic jobs, queries, kills or metadata\n"
-"  --socket PATH          the socket's file (default: batsim.sock in a fresh\n"
-"                         temporary directory, removed at exit)\n"
-"\n"
-"Batsim 5 (batprotocol) with an External Decision Component:\n"
-"  --protocol batsim5     with --scheduler CMD or --endpoint URL (an EDC process\n"
-"                         behind a ZeroMQ REP socket, {endpoint} as above) or:\n"
-"  --edc-library PATH     an EDC shared library (batsim_edc_init,\n"
-"                         batsim_edc_take_decisions, batsim_edc_deinit)\n"
-"  --edc-init STRING      the EDC's init data, passed unchanged (default empty)\n"
-"  --format FORMAT        json (default) or binary: the format the EDC must choose\n"
-"                         in its init flags (0x2 JSON, 0x1 flatbuffers binary,\n"
-"                         verified and read through the batprotocol schema's JSON\n"
-"                         form). The EDC's requested_simulation_features replace\n"
-"                         --forward-profiles and the dynamic-jobs options\n"
-"\n"
-"Workload:\n"
-"  --nb-res N             platform size (overrides the workload's)\n"
-"  --max-jobs K           keep the first K jobs of the file\n"
-"  --walltime MODE        field9 (default), runtime, or factor:F (F x runtime, >= 1)\n"
-"\n"
-"Batsim configuration (SIMULATION_BEGINS config, Batsim 4.2.1's flat form):\n"
-"  --dynamic-jobs         dynamic-jobs-enabled: accept REGISTER_PROFILE and\n"
-"                         REGISTER_JOB (checked as Batsim does) until NOTIFY\n"
-"                         registration_finished; the run does not end before it\n"
-"  --ack-dynamic-jobs     dynamic-jobs-acknowledged: answer each REGISTER_JOB\n"
-"                         with a JOB_SUBMITTED (implies --dynamic-jobs)\n"
-"  --profile-reuse        profile-reuse-enabled (needs --dynamic-jobs): without\n"
-"                         it, as in Batsim, a profile is dropped once the first\n"
-"                         job using it is done, and its name cannot be used or\n"
-"                         registered again\n"
-"  --forward-profiles     profiles-forwarded-on-submission: JOB_SUBMITTED\n"
-"                         carries the job's profile\n"
-"  --query-wait           with each JOB_SUBMITTED, a QUERY estimate_waiting_time\n"
-"                         about the job; the reply must ANSWER each one; the\n"
-"                         summary reports the predictions' error, out_jobs.csv\n"
-"                         gets a predicted_waiting_time column (-1: unknown)\n"
-"Redis mode (Batsim's --enable-redis):\n"
-"  --redis HOST:PORT[:PREFIX]  store job and profile descriptions in the Redis\n"
-"                         server at HOST:PORT under Batsim's keys (PREFIX:job_ID,\n"
-"                         PREFIX:profile_WORKLOAD!NAME, PREFIX:nb_res; PREFIX\n"
-"                         'default' unless given), say so in SIMULATION_BEGINS'\n"
-"                         config and send JOB_SUBMITTED with job_id only; with\n"
-"                         --dynamic-jobs, REGISTER_JOB carries job_id only and\n"
-"                         the job is read from the store (its profile must come\n"
-"                         by REGISTER_PROFILE, as with Batsim). Not with\n"
-"                         --forward-profiles: the profiles are in the store\n"
-"\n"
-"Run and output:\n"
-"  --energy               model machine states and energy (SET_RESOURCE_STATE,\n"
-"                         RESOURCE_STATE_CHANGED, QUERY consumed_energy)\n"
-"    --power I:B:S[:W]    watts per machine idle, busy, asleep, switching\n"
-"                         (default 95:190:9.75, switching = idle)\n"
-"    --switch-delays F:N  seconds to switch off and on (default 0:0)\n"
-"    --compute-pstate P, --sleep-pstate P  (default 0 and 1)\n"
-"  --external-events-end T  as Batsim run with --events whose last external\n"
-"                         event (none of which concerns the scheduler) falls at\n"
-"                         T >= 0: NOTIFY no_more_external_event_to_occur at T\n"
-"  --timeout S            seconds to wait for one reply (default 60)\n"
-"  --max-exchanges K      end the run cleanly after K exchanges following\n"
-"                         SIMULATION_BEGINS (K >= 1): SIMULATION_ENDS is sent\n"
-"                         even though jobs still wait or run, and the summary\n"
-"                         says TRUNCATED with the jobs done, waiting and running;\n"
-"                         every figure is then over the done jobs only and\n"
-"                         out_jobs.csv lists only them (waiting and running jobs\n"
-"                         are left out; summary.json counts them). Latency then\n"
-"                         shows decisions at about the full queue depth\n"
-"  --out DIR              write DIR/out_jobs.csv (Batsim's columns) and DIR/summary.json\n"
-"  --quiet                no summary on stdout\n"
-"  --record FILE          write the conversation to FILE (gzip-compressed when\n"
-"                         FILE ends in .gz): one line per message, '> ' and the\n"
-"                         request, then '< ' and the reply (a line break inside\n"
-"                         a message is written as \\n)\n"
-"  --echo-bench N         time N round trips of a bare ZeroMQ echo loop and exit\n"
-"  --help, --version\n"
-"\n"
-"Definitions: makespan = last end - first submission; wait = start - subtime;\n"
-"bounded slowdown = max(1, (wait + run) / max(run, 10 s)); utilization =\n"
-"sum(res * run) / (nb_res * makespan); latency percentiles are exact (nearest\n"
-"rank) over every exchange.\n"
-"\n"
-"Exit status: 0 success (a run cut by --max-exchanges too); 2 bad option or\n"
-"input, or a scheduler that broke the protocol, died or stopped answering;\n"
-"3 deadlock (stuck jobs are listed); 1 internal error.\n");
+    fprintf(
+        f,
+        "Usage: fastbf-replay [OPTIONS] WORKLOAD\n"
+        "Plays Batsim's side of the Batsim v4 JSON protocol (without SimGrid) for the\n"
+        "jobs of WORKLOAD, checks every reply of the scheduler as Batsim would, and\n"
+        "prints a summary. --protocol batsim2 plays the older v2 text protocol,\n"
+        "--protocol batsim5 Batsim 5's batprotocol (JSON) with an EDC.\n"
+        "\n"
+        "WORKLOAD is an SWF trace (plain or .gz) or a Batsim JSON workload. SWF: id\n"
+        "w0!<field 1>, subtime field 2, runtime field 4, res field 5 (else 8),\n"
+        "walltime field 9 (else the runtime, else 1); jobs with no processors or a\n"
+        "negative runtime are skipped and counted; a line of fewer than 18 fields is\n"
+        "an error. JSON: refused as Batsim 4.2.1 refuses it, with its reason.\n"
+        "Platform size: the header's MaxProcs (else MaxNodes), or nb_res in JSON. A\n"
+        "workload with no job is an error (but with --dynamic-jobs).\n"
+        "\n"
+        "Scheduler (exactly one):\n"
+        "  --scheduler CMD        start CMD with /bin/sh -c; {endpoint} in CMD becomes\n"
+        "                         tcp://127.0.0.1:PORT (a free port), else\n"
+        "                         '--endpoint tcp://127.0.0.1:PORT' is appended\n"
+        "  --endpoint URL         connect to a scheduler already listening at URL\n"
+        "  --inproc               run fastbf's own session in this process\n"
+        "    --policy NAME        with --inproc: fcfs, easy (default, as fastbf), conservative\n"
+        "    --reservation-depth K  with --inproc: reservations held (number or 'unlimited')\n"
+        "    --workers N          with --inproc: engine worker threads (default 1)\n"
+        "    --kill-after S       with --inproc: fastbf kills every job S seconds after it starts\n"
+        "    --tag-starts         with --inproc: fastbf tags started jobs with why (metadata)\n"
+        "\n"
+        "Batsim v2 text protocol:\n"
+        "  --protocol NAME        batsim4 (default) or batsim2: Batsim v2's text\n"
+        "                         protocol over a Unix socket this replayer listens on\n"
+        "                         (messages '3:NOW|T:S:w0!1|...', 32-bit native-endian\n"
+        "                         size prefix), job descriptions in Redis; needs\n"
+        "                         --redis HOST:PORT (key prefix: the socket's absolute\n"
+        "                         path, then ':'; keys nb_res, job_ID, profile_ID) and\n"
+        "                         --scheduler CMD ({socket} in CMD becomes the path, else\n"
+        "                         '--socket PATH' is appended) or --socket alone (wait\n"
+        "                         there for a scheduler to connect). With --energy: P, p,\n"
+        "                         E, e. No dynamic jobs, queries, kills or metadata\n"
+        "  --socket PATH          the socket's file (default: batsim.sock in a fresh\n"
+        "                         temporary directory, removed at exit)\n"
+        "\n"
+        "Batsim 5 (batprotocol) with an External Decision Component:\n"
+        "  --protocol batsim5     with --scheduler CMD or --endpoint URL (an EDC process\n"
+        "                         behind a ZeroMQ REP socket, {endpoint} as above) or:\n"
+        "  --edc-library PATH     an EDC shared library (batsim_edc_init,\n"
+        "                         batsim_edc_take_decisions, batsim_edc_deinit)\n"
+        "  --edc-init STRING      the EDC's init data, passed unchanged (default empty)\n"
+        "  --format FORMAT        json (default) or binary: the format the EDC must choose\n"
+        "                         in its init flags (0x2 JSON, 0x1 flatbuffers binary,\n"
+        "                         verified and read through the batprotocol schema's JSON\n"
+        "                         form). The EDC's requested_simulation_features replace\n"
+        "                         --forward-profiles and the dynamic-jobs options\n"
+        "\n"
+        "Workload:\n"
+        "  --nb-res N             platform size (overrides the workload's)\n"
+        "  --max-jobs K           keep the first K jobs of the file\n"
+        "  --walltime MODE        field9 (default), runtime, or factor:F (F x runtime, >= 1)\n"
+        "  --skip-short-lines     skip SWF lines of fewer than 18 fields (counted in the\n"
+        "                         summary) instead of stopping on the first\n"
+        "\n"
+        "Batsim configuration (SIMULATION_BEGINS config, Batsim 4.2.1's flat form):\n"
+        "  --dynamic-jobs         dynamic-jobs-enabled: accept REGISTER_PROFILE and\n"
+        "                         REGISTER_JOB (checked as Batsim does) until NOTIFY\n"
+        "                         registration_finished; the run does not end before it\n"
+        "  --ack-dynamic-jobs     dynamic-jobs-acknowledged: answer each REGISTER_JOB\n"
+        "                         with a JOB_SUBMITTED (implies --dynamic-jobs)\n"
+        "  --profile-reuse        profile-reuse-enabled (needs --dynamic-jobs): without\n"
+        "                         it, as in Batsim, a profile is dropped once the first\n"
+        "                         job using it is done, and its name cannot be used or\n"
+        "                         registered again\n"
+        "  --forward-profiles     profiles-forwarded-on-submission: JOB_SUBMITTED\n"
+        "                         carries the job's profile\n"
+        "  --query-wait           with each JOB_SUBMITTED, a QUERY estimate_waiting_time\n"
+        "                         about the job; the reply must ANSWER each one; the\n"
+        "                         summary reports the predictions' error, out_jobs.csv\n"
+        "                         gets a predicted_waiting_time column (-1: unknown)\n"
+        "Redis mode (Batsim's --enable-redis):\n"
+        "  --redis HOST:PORT[:PREFIX]  store job and profile descriptions in the Redis\n"
+        "                         server at HOST:PORT under Batsim's keys (PREFIX:job_ID,\n"
+        "                         PREFIX:profile_WORKLOAD!NAME, PREFIX:nb_res; PREFIX\n"
+        "                         'default' unless given), say so in SIMULATION_BEGINS'\n"
+        "                         config and send JOB_SUBMITTED with job_id only; with\n"
+        "                         --dynamic-jobs, REGISTER_JOB carries job_id only and\n"
+        "                         the job is read from the store (its profile must come\n"
+        "                         by REGISTER_PROFILE, as with Batsim). Not with\n"
+        "                         --forward-profiles: the profiles are in the store\n"
+        "\n"
+        "Run and output:\n"
+        "  --energy               model machine states and energy (SET_RESOURCE_STATE,\n"
+        "                         RESOURCE_STATE_CHANGED, QUERY consumed_energy)\n"
+        "    --power I:B:S[:W]    watts per machine idle, busy, asleep, switching\n"
+        "                         (default 95:190:9.75, switching = idle)\n"
+        "    --switch-delays F:N  seconds to switch off and on (default 0:0)\n"
+        "    --compute-pstate P, --sleep-pstate P  (default 0 and 1)\n"
+        "  --external-events-end T  as Batsim run with --events whose last external\n"
+        "                         event (none of which concerns the scheduler) falls at\n"
+        "                         T >= 0: NOTIFY no_more_external_event_to_occur at T\n"
+        "  --timeout S            seconds to wait for one reply (default 60)\n"
+        "  --max-exchanges K      end the run cleanly after K exchanges following\n"
+        "                         SIMULATION_BEGINS (K >= 1): SIMULATION_ENDS is sent\n"
+        "                         even though jobs still wait or run, and the summary\n"
+        "                         says TRUNCATED with the jobs done, waiting and running;\n"
+        "                         every figure is then over the done jobs only and\n"
+        "                         out_jobs.csv lists only them (waiting and running jobs\n"
+        "                         are left out; summary.json counts them). Latency then\n"
+        "                         shows decisions at about the full queue depth\n"
+        "  --out DIR              write DIR/out_jobs.csv and DIR/out_schedule.csv as Batsim\n"
+        "                         4.2.1 writes them (one row per ended job, rejected ones\n"
+        "                         included, in the order Batsim ends them; the summary's\n"
+        "                         26 columns), and DIR/summary.json\n"
+        "  --quiet                no summary on stdout\n"
+        "  --verbose              every rejection the scheduler makes, with why when the\n"
+        "                         replayer can tell (more resources than the platform,\n"
+        "                         none, the job's metadata), on stderr; with --inproc,\n"
+        "                         the session's log too\n"
+        "  --record FILE          write the conversation to FILE (gzip-compressed when\n"
+        "                         FILE ends in .gz): one line per message, '> ' and the\n"
+        "                         request, then '< ' and the reply (a line break inside\n"
+        "                         a message is written as \\n)\n"
+        "  --echo-bench N         time N round trips of a bare ZeroMQ echo loop and exit\n"
+        "  --help, --version\n"
+        "\n"
+        "Definitions: makespan = last end - first submission; wait = start - subtime;\n"
+        "bounded slowdown = max(1, (wait + run) / max(run, 10 s)); utilization =\n"
+        "sum(res * run) / (nb_res * makespan); latency percentiles are exact (nearest\n"
+        "rank) over every exchange.\n"
+        "\n"
+        "Exit status: 0 success (a run cut by --max-exchanges too); 2 bad option or\n"
+        "input, or a scheduler that broke the protocol, died or stopped answering;\n"
+        "3 deadlock (stuck jobs are listed); 1 internal error.\n");
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -246,9 +257,9 @@ static int check_batsim2(const fbf_replay_options *o)
     if (!o->scheduler && !o->socket)
         return bad("%sgive --scheduler CMD (started with the socket's path) or --socket PATH "
                    "(wait there for a scheduler to connect)", pre);
-    if (o->policy_opts || o->verbose)
-        return bad("%s--policy, --reservation-depth, --workers, --kill-after, --tag-starts and "
-                   "--verbose go with --inproc, which is batsim4's", pre);
+    if (o->policy_opts)
+        return bad("%s--policy, --reservation-depth, --workers, --kill-after and --tag-starts "
+                   "go with --inproc, which is batsim4's", pre);
     const char *v4 = o->dyn_jobs         ? "--dynamic-jobs/--ack-dynamic-jobs"
                      : o->profile_reuse  ? "--profile-reuse"
                      : o->forward_profiles ? "--forward-profiles"
@@ -278,9 +289,9 @@ static int check_batsim5(const fbf_replay_options *o)
                    "--endpoint URL or --edc-library PATH", pre);
     if (modes != 1)
         return bad("%sgive exactly one of --scheduler, --endpoint and --edc-library", pre);
-    if (o->policy_opts || o->verbose)
-        return bad("%s--policy, --reservation-depth, --workers, --kill-after, --tag-starts and "
-                   "--verbose go with --inproc, which is batsim4's", pre);
+    if (o->policy_opts)
+        return bad("%s--policy, --reservation-depth, --workers, --kill-after and --tag-starts "
+                   "go with --inproc, which is batsim4's", pre);
     if (o->dyn_jobs || o->profile_reuse || o->forward_profiles)
         return bad("%s%s: a Batsim 5 EDC asks for it in its EDCHelloEvent "
                    "(requested_simulation_features)", pre,
@@ -299,11 +310,42 @@ static int check_batsim5(const fbf_replay_options *o)
 
 int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
 {
-    enum { O_SCHED = 256, O_ENDPOINT, O_INPROC, O_POLICY, O_DEPTH, O_WORKERS, O_NBRES,
-           O_MAXJOBS, O_WALLTIME, O_TIMEOUT, O_OUT, O_QUIET, O_VERBOSE, O_ECHO, O_HELP,
-           O_VERSION, O_KILL_AFTER, O_TAG_STARTS, O_DYN, O_ACK, O_FWD, O_QUERY, O_REDIS,
-           O_ENERGY, O_MAX_EXCH = O_ENERGY + 5, O_EXT_END, O_REUSE, O_RECORD, O_PROTOCOL,
-           O_SOCKET, O_EDC_LIB, O_EDC_INIT, O_FORMAT };
+    enum {
+        O_SCHED = 256,
+        O_ENDPOINT,
+        O_INPROC,
+        O_POLICY,
+        O_DEPTH,
+        O_WORKERS,
+        O_NBRES,
+        O_MAXJOBS,
+        O_WALLTIME,
+        O_TIMEOUT,
+        O_OUT,
+        O_QUIET,
+        O_VERBOSE,
+        O_ECHO,
+        O_HELP,
+        O_VERSION,
+        O_KILL_AFTER,
+        O_TAG_STARTS,
+        O_DYN,
+        O_ACK,
+        O_FWD,
+        O_QUERY,
+        O_REDIS,
+        O_ENERGY,
+        O_MAX_EXCH = O_ENERGY + 5,
+        O_EXT_END,
+        O_REUSE,
+        O_RECORD,
+        O_PROTOCOL,
+        O_SOCKET,
+        O_EDC_LIB,
+        O_EDC_INIT,
+        O_FORMAT,
+        O_SKIP_SHORT
+    };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
         {"endpoint", required_argument, NULL, O_ENDPOINT},
@@ -314,6 +356,7 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
         {"nb-res", required_argument, NULL, O_NBRES},
         {"max-jobs", required_argument, NULL, O_MAXJOBS},
         {"walltime", required_argument, NULL, O_WALLTIME},
+        {"skip-short-lines", no_argument, NULL, O_SKIP_SHORT},
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"out", required_argument, NULL, O_OUT},
         {"quiet", no_argument, NULL, O_QUIET},
@@ -382,6 +425,7 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
                 return bad("--walltime '%s': expected field9, runtime or factor:F with F > 0",
                            optarg);
             break;
+        case O_SKIP_SHORT: o->read.skip_short_lines = true; break;
         case O_TIMEOUT: {
             char *end;
             o->timeout_s = strtod(optarg, &end);
@@ -472,6 +516,7 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
     if (optind + 1 != argc)
         return bad("%s", optind >= argc ? "no WORKLOAD given" : "more than one WORKLOAD given");
     o->workload = argv[optind];
+    o->read.allow_empty = o->dyn_jobs; /* the scheduler may register every job */
     if (o->protocol == FBF_PROTO_BV5)
         return check_batsim5(o);
     if (o->edc_library || o->edc_init || o->format_given)
@@ -486,8 +531,6 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
                          "--tag-starts go with --inproc (another scheduler has its own options)");
     if (o->ecfg.compute_pstate == o->ecfg.sleep_pstate)
         return bad("%s", "--compute-pstate and --sleep-pstate must differ");
-    if (o->verbose && !o->inproc)
-        return bad("%s", "--verbose goes with --inproc");
     if (o->profile_reuse && !o->dyn_jobs)
         return bad("%s", "--profile-reuse: Profile reuse is enabled but dynamic registration is "
                          "not, have you missed something?");

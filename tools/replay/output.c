@@ -20,25 +20,17 @@
  *                 first reply to the last, so that neither the scheduler's
  *                 start (the first exchange waits for it) nor its exit
  *                 counts: the steady rate, comparable to an echo loop's
- * out_jobs.csv follows Batsim 4.2.1's columns and spelling: a rejected job
- * has a row (success 0, final_state REJECTED, empty time, allocation and
- * energy columns, its metadata), the metadata column is always wrapped in
- * double quotes and never escaped (Batsim refuses a double quote in it),
- * consumed_energy is -1.000000 without --energy. Registered jobs are
- * in it like the others (their workload_name is their id's prefix). Under
- * --query-wait one column follows Batsim's: predicted_waiting_time, the
- * answered estimate turned into a wait from the subtime (now + estimate -
- * subtime), -1 when the answer was -1, empty when nothing was asked (a job
- * registered without acknowledgement); the metadata column stays the
- * scheduler's own (SET_JOB_METADATA).
+ * out_jobs.csv and out_schedule.csv: batsim_out.c, as Batsim 4.2.1
+ * writes them.
  *   prediction error  |predicted start - actual start| over started jobs
  *                 whose answer was a time (mean and max; "exact" within 1e-6 s)
  *
  * A truncated run (--max-exchanges, jobs still waiting or running at its
  * SIMULATION_ENDS): every figure is over the jobs that are done (completed
  * or killed): makespan from the first of their submissions, jobs/s counts
- * them only, and out_jobs.csv lists them only (waiting and running jobs are
- * left out, summary.json counts them); the summary says TRUNCATED.
+ * them only, and out_jobs.csv lists them only (with the rejected ones;
+ * waiting and running jobs are left out, summary.json counts them); the
+ * summary says TRUNCATED.
  *
  * Invariant: nothing here changes the simulation state except sorting the
  * latency samples, which stats_compute does once at the end.
@@ -216,94 +208,6 @@ void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st, c
         fbf_machines_print(r, out);
 }
 
-/* A CSV field of n bytes, quoted only when it must be. */
-static void csv_textn(FILE *f, const char *s, size_t n)
-{
-    bool quote = false;
-    for (size_t i = 0; i < n && !quote; i++)
-        quote = s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
-    if (!quote) {
-        fwrite(s, 1, n, f);
-        return;
-    }
-    fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"')
-            fputc('"', f);
-        fputc(s[i], f);
-    }
-    fputc('"', f);
-}
-
-static void csv_text(FILE *f, const char *s)
-{
-    csv_textn(f, s, strlen(s));
-}
-
-static int write_csv(const fbf_replay *r, const char *path, fbf_error *err)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return fbf_errorf(err, -errno, "cannot write '%s': %s", path, strerror(errno));
-    static const char *const states[] = {"", "COMPLETED_SUCCESSFULLY",
-                                         "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED",
-                                         "COMPLETED_FAILED"};
-    fputs("job_id,workload_name,profile,submission_time,requested_number_of_resources,"
-          "requested_time,success,final_state,starting_time,execution_time,finish_time,"
-          "waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,metadata",
-          f);
-    fputs(r->cfg.query_wait ? ",predicted_waiting_time\n" : "\n", f);
-    fbf_jbuf alloc = {0};
-    for (size_t i = 0; i < r->wl->nb_jobs; i++) {
-        const fbf_rjob *j = &r->jobs[i];
-        if (j->state != FBF_RJ_DONE && j->state != FBF_RJ_REJECTED)
-            continue;
-        const fbf_wl_job *w = &r->wl->jobs[i];
-        const char *bang = strchr(w->id, '!');
-        if (j->state == FBF_RJ_REJECTED) {
-            csv_text(f, bang + 1);
-            fputc(',', f);
-            csv_textn(f, w->id, (size_t)(bang - w->id));
-            fputc(',', f);
-            csv_text(f, r->wl->profiles[w->profile].name);
-            fprintf(f, ",%f,%lld,%f,0,REJECTED,,,,,,,,,\"%s\"", w->subtime, (long long)w->res,
-                    w->walltime, r->text + j->meta);
-            if (r->cfg.query_wait && j->pred == FBF_PRED_VALUE)
-                fprintf(f, ",%f", j->pred_start - w->subtime);
-            else if (r->cfg.query_wait)
-                fputs(j->pred == FBF_PRED_UNKNOWN ? ",-1" : ",", f);
-            fputc('\n', f);
-            continue;
-        }
-        double exec = j->end - j->start, turn = j->end - w->subtime;
-        fbf_jbuf_reset(&alloc);
-        fbf_replay_alloc_text(r, (uint32_t)i, &alloc);
-        csv_text(f, bang + 1);
-        fputc(',', f);
-        csv_textn(f, w->id, (size_t)(bang - w->id));
-        fputc(',', f);
-        csv_text(f, r->wl->profiles[w->profile].name);
-        fprintf(f, ",%f,%lld,%f,%d,%s,%f,%f,%f,%f,%f,", w->subtime, (long long)w->res,
-                w->walltime, j->end_kind == FBF_END_SUCCESS, states[j->end_kind], j->start, exec,
-                j->end, j->start - w->subtime, turn);
-        if (exec > 0)
-            fprintf(f, "%f", turn / exec);
-        else
-            fputs("inf", f); /* a job that ran 0 s: Batsim's division gives inf too */
-        fprintf(f, ",%s,%f,\"%s\"", alloc.p ? alloc.p : "",
-                r->mach ? fbf_machines_job_energy(r, (uint32_t)i) : -1.0, r->text + j->meta);
-        if (r->cfg.query_wait && j->pred == FBF_PRED_VALUE)
-            fprintf(f, ",%f", j->pred_start - w->subtime);
-        else if (r->cfg.query_wait)
-            fputs(j->pred == FBF_PRED_UNKNOWN ? ",-1" : ",", f);
-        fputc('\n', f);
-    }
-    fbf_jbuf_fini(&alloc);
-    if (ferror(f) | (fclose(f) != 0))
-        return fbf_errorf(err, -EIO, "error writing '%s'", path);
-    return 0;
-}
-
 static int write_json(const fbf_replay *r, const fbf_replay_stats *st, const char *label,
                       const char *path, fbf_error *err)
 {
@@ -401,8 +305,15 @@ int fbf_replay_write_outputs(const fbf_replay *r, const fbf_replay_stats *st, co
     char *path = malloc(n);
     if (!path)
         return fbf_errorf(err, -ENOMEM, "out of memory");
+    char *sched = malloc(n);
+    if (!sched) {
+        free(path);
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    }
     snprintf(path, n, "%s/out_jobs.csv", dir);
-    int rc = write_csv(r, path, err);
+    snprintf(sched, n, "%s/out_schedule.csv", dir);
+    int rc = fbf_replay_write_batsim_files(r, path, sched, err);
+    free(sched);
     if (!rc) {
         snprintf(path, n, "%s/summary.json", dir);
         rc = write_json(r, st, label, path, err);

@@ -132,6 +132,7 @@ enum {
     FBF_RJF_KILL_REQ = 2, /* a KILL_JOB named it: later ones skip it */
     FBF_RJF_FROZEN = 4,   /* CHANGE_JOB_STATE RUNNING while waiting: Batsim
                            * calls it running but never runs it */
+    FBF_RJF_ROW = 8,      /* its out_jobs.csv row is in replay.rows */
 };
 
 typedef enum fbf_rjob_pred {
@@ -204,6 +205,7 @@ typedef struct fbf_replay_config {
      * borrowed; NULL: none), see fbf_replay_record_message(). */
     void *record;
     const struct fbf_v5_config *v5; /* --protocol batsim5 (v5.h); NULL otherwise */
+    FILE *log;           /* --verbose: every rejection and why, when known; NULL: off */
 } fbf_replay_config;
 
 #define FBF_REPLAY_MAX_WORKLOADS 16
@@ -290,6 +292,12 @@ typedef struct fbf_replay {
     struct fbf_machines *mach; /* --energy (machines.h); NULL: off */
     struct fbf_v5 *v5;  /* --protocol batsim5 (v5.h); NULL otherwise */
 
+    /* The jobs in the order Batsim 4.2.1 writes their out_jobs.csv rows:
+     * a completion when its JOB_COMPLETED goes out, a kill when its
+     * JOB_KILLED does, a rejection when it is applied (batsim_out.c). */
+    uint32_t *rows;
+    size_t nrows, rows_cap;
+
     fbf_error err;     /* why the run stopped, when it did not end well */
     char *err_long;    /* the whole text when err.text had to cut it; NULL */
     bool truncated;    /* ended by --max-exchanges with jobs not done: the
@@ -332,12 +340,15 @@ bool fbf_replay_grow(void **p, size_t *cap, size_t need, size_t elem);
 
 /* decide.c: the job decisions of a reply (REJECT_JOB, KILL_JOB,
  * SET_JOB_METADATA, CHANGE_JOB_STATE), with Batsim's reasons. */
-int fbf_replay_reject(fbf_replay *r, const cJSON *data, long ev);
+int fbf_replay_reject(fbf_replay *r, const cJSON *data, long ev, double at);
 int fbf_replay_kill(fbf_replay *r, const cJSON *data, long ev, double at);
 int fbf_replay_metadata(fbf_replay *r, const cJSON *data, long ev, double at);
 int fbf_replay_change_state(fbf_replay *r, const cJSON *data, long ev, double at);
-/* Rejects waiting job ji (the caller checked it waits). */
+/* Rejects waiting job ji (the caller checked it waits) at time at; the
+ * first form at the request's now. With cfg.log, says why when it can
+ * tell (more resources than the platform, none, the job's metadata). */
 void fbf_replay_reject_job(fbf_replay *r, uint32_t ji);
+void fbf_replay_reject_job_at(fbf_replay *r, uint32_t ji, double at);
 /* Deletes the jobs rejected by the last reply (the next message is out). */
 void fbf_replay_delete_unsent(fbf_replay *r);
 /* Batsim's name of a job's state at time at (JOB_STATE_ less). */
@@ -448,6 +459,12 @@ void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st,
 int fbf_replay_write_outputs(const fbf_replay *r, const fbf_replay_stats *st, const char *label,
                              const char *dir, fbf_error *err);
 void fbf_replay_progress(fbf_replay *r, double wall_now, bool last);
+/* batsim_out.c: Batsim 4.2.1's own output files. */
+/* Notes that Batsim writes job's row now (its state is final); once. */
+void fbf_replay_note_row(fbf_replay *r, uint32_t job);
+/* DIR/out_jobs.csv and DIR/out_schedule.csv (paths given whole). */
+int fbf_replay_write_batsim_files(const fbf_replay *r, const char *jobs_path,
+                                  const char *schedule_path, fbf_error *err);
 /* The job's allocation in canonical form into b (appended). */
 void fbf_replay_alloc_text(const fbf_replay *r, uint32_t job, fbf_jbuf *b);
 

@@ -127,6 +127,7 @@ void fbf_replay_fini(fbf_replay *r)
     free(r->text);
     free(r->lat);
     free(r->unsent);
+    free(r->rows);
     free(r->err_long);
     free(r->v2_buf);
     fbf_replay_dynamic_fini(r);
@@ -212,6 +213,7 @@ static void emit_completed(fbf_replay *r, size_t *count, uint32_t job)
     }
     release(r, job);
     j->state = FBF_RJ_DONE;
+    fbf_replay_note_row(r, job);
     r->running--;
     r->done++;
     if (j->end_kind == FBF_END_SUCCESS)
@@ -346,6 +348,10 @@ static size_t build_message(fbf_replay *r, bool *calls_only, bool *calls_min)
             emit_completed(r, &count, e.arg);
             break;
         case FBF_EV_KILLED:
+            /* Batsim writes a killed job's row when its killer is done. */
+            for (uint32_t k = 0; k < r->kills[e.arg].n; k++)
+                if (r->jobs[r->kill_items[r->kills[e.arg].first + k].job].state == FBF_RJ_DONE)
+                    fbf_replay_note_row(r, r->kill_items[r->kills[e.arg].first + k].job);
             if (r->v5)
                 fbf_v5_killed(r, &count, e.t, e.arg);
             else

@@ -218,7 +218,7 @@ static int allocate(fbf_replay *r, const v2_ev *e, char *a, double at)
     return rc < 0 ? efail(r, e, "job %s: %s", wj->id, why) : 0;
 }
 
-static int do_reject(fbf_replay *r, const v2_ev *e, const char *id)
+static int do_reject(fbf_replay *r, const v2_ev *e, const char *id, double at)
 {
     int64_t ji = find_job(r, id);
     if (ji < 0)
@@ -227,7 +227,7 @@ static int do_reject(fbf_replay *r, const v2_ev *e, const char *id)
         return efail(r, e, "job %s cannot be rejected now (it %s). For being rejected, a job "
                      "must be submitted and not allocated yet.", r->wl->jobs[ji].id,
                      state_says[r->jobs[ji].state]);
-    fbf_replay_reject_job(r, (uint32_t)ji);
+    fbf_replay_reject_job_at(r, (uint32_t)ji, at);
     return 0;
 }
 
@@ -351,7 +351,7 @@ static int apply_event(fbf_replay *r, long i, char *ev, long version, double msg
     case 'n':
         return do_call(r, &e, content, at);
     case 'R':
-        return do_reject(r, &e, content);
+        return do_reject(r, &e, content, at);
     case 'J':
         for (char *a = content;;) {
             char *semi = strchr(a, ';');

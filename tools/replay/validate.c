@@ -219,7 +219,7 @@ static int apply_event(fbf_replay *r, const cJSON *e, long i, double now, double
     if (strcmp(t, "EXECUTE_JOB") == 0)
         return do_execute(r, data, i, at);
     if (strcmp(t, "REJECT_JOB") == 0)
-        return fbf_replay_reject(r, data, i);
+        return fbf_replay_reject(r, data, i, at);
     if (strcmp(t, "CALL_ME_LATER") == 0) {
         const cJSON *when = fbf_json_get(data, "timestamp");
         if (!cJSON_IsNumber(when) || !isfinite(when->valuedouble))
