@@ -10,7 +10,7 @@ PKGS=(
   libcmocka-dev libbenchmark-dev hyperfine time python3
   # fastbf-plot draws with it (its tests too), and so do the benchmark plots
   gnuplot-nox
-  help2man man-db
+  help2man man-db libxml2-utils
 )
 missing=()
 for p in "${PKGS[@]}"; do

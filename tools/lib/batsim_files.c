@@ -113,7 +113,7 @@ int fbf_batsim_write_platform(uint32_t nb_res, const char *path, fbf_error *err)
         "<?xml version='1.0'?>\n"
         "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
         "<!-- %u compute hosts and Batsim's master host, written by fastbf-replay "
-        "--export-batsim -->\n"
+        "(export-batsim) -->\n"
         "<platform version=\"4.1\">\n"
         "  <zone id=\"world\" routing=\"Full\">\n"
         "    <cluster id=\"compute\" prefix=\"r\" suffix=\"\" radical=\"0-%u\" speed=\"1Gf\"\n"

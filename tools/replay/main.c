@@ -22,10 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #include <unistd.h>
 
 #include "policies/registry.h"
+#include "tools/lib/batsim_files.h"
 #include "tools/lib/workload.h"
 #include "tools/replay/echo.h"
 #include "tools/replay/options.h"
@@ -33,6 +35,35 @@
 #include "tools/replay/replay.h"
 #include "tools/replay/transport.h"
 #include "tools/replay/v5.h"
+
+/* --export-batsim DIR: the files of a real Batsim run of the workload. */
+static int export_batsim(const fbf_replay_options *o, const fbf_workload *wl, uint32_t nb_res)
+{
+    char wpath[4096], ppath[4096];
+    snprintf(wpath, sizeof wpath, "%s/workload.json", o->export_dir);
+    snprintf(ppath, sizeof ppath, "%s/platform.xml", o->export_dir);
+    fbf_error err;
+    fbf_batsim_files_stats st;
+    if (mkdir(o->export_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "fastbf-replay: --export-batsim: %s: %s\n", o->export_dir,
+                strerror(errno));
+        return FBF_EXIT_INVALID;
+    }
+    if (fbf_batsim_write_workload(wl, nb_res, wpath, &st, &err) < 0 ||
+        fbf_batsim_write_platform(nb_res, ppath, &err) < 0) {
+        fprintf(stderr, "fastbf-replay: --export-batsim: %s\n", err.text);
+        return FBF_EXIT_INVALID;
+    }
+    printf("%s: %zu jobs, %zu delay profiles, %u resources", wpath, st.jobs, st.profiles,
+           nb_res);
+    if (st.zero_runtime)
+        printf(" (%zu job%s of run time 0 left out: Batsim refuses a delay of 0 s)",
+               st.zero_runtime, st.zero_runtime > 1 ? "s" : "");
+    printf("\n%s: %u compute hosts and master_host\n", ppath, nb_res);
+    printf("run: batsim -p %s -w %s, with fastbf listening (docs/with-batsim.md)\n", ppath,
+           wpath);
+    return FBF_EXIT_OK;
+}
 
 static int run(const fbf_replay_options *o, int argc, char **argv)
 {
@@ -60,6 +91,11 @@ static int run(const fbf_replay_options *o, int argc, char **argv)
                 "header, no nb_res): pass --nb-res N\n", wl->path);
         fbf_workload_destroy(wl);
         return FBF_EXIT_INVALID;
+    }
+    if (o->export_dir) {
+        int rc = export_batsim(o, wl, nb_res);
+        fbf_workload_destroy(wl);
+        return rc;
     }
     char label[512];
     fbf_transport *tr = NULL;

@@ -80,6 +80,12 @@ static void usage(FILE *f)
         "  --walltime MODE        field9 (default), runtime, or factor:F (F x runtime, >= 1)\n"
         "  --skip-short-lines     skip SWF lines of fewer than 18 fields (counted in the\n"
         "                         summary) instead of stopping on the first\n"
+        "  --export-batsim DIR    run nothing: write DIR/workload.json (Batsim's JSON\n"
+        "                         workload of the jobs above, delay profiles; jobs of\n"
+        "                         run time 0 left out, as Batsim refuses a 0 s delay)\n"
+        "                         and DIR/platform.xml (a SimGrid platform of the\n"
+        "                         platform's hosts and Batsim's master host), for\n"
+        "                         batsim -p DIR/platform.xml -w DIR/workload.json\n"
         "\n"
         "Batsim configuration (SIMULATION_BEGINS config, Batsim 4.2.1's flat form):\n"
         "  --dynamic-jobs         dynamic-jobs-enabled: accept REGISTER_PROFILE and\n"
@@ -344,7 +350,8 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
         O_EDC_LIB,
         O_EDC_INIT,
         O_FORMAT,
-        O_SKIP_SHORT
+        O_SKIP_SHORT,
+        O_EXPORT
     };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
@@ -357,6 +364,7 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
         {"max-jobs", required_argument, NULL, O_MAXJOBS},
         {"walltime", required_argument, NULL, O_WALLTIME},
         {"skip-short-lines", no_argument, NULL, O_SKIP_SHORT},
+        {"export-batsim", required_argument, NULL, O_EXPORT},
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"out", required_argument, NULL, O_OUT},
         {"quiet", no_argument, NULL, O_QUIET},
@@ -426,6 +434,7 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
                            optarg);
             break;
         case O_SKIP_SHORT: o->read.skip_short_lines = true; break;
+        case O_EXPORT: o->export_dir = optarg; break;
         case O_TIMEOUT: {
             char *end;
             o->timeout_s = strtod(optarg, &end);
@@ -517,6 +526,10 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
         return bad("%s", optind >= argc ? "no WORKLOAD given" : "more than one WORKLOAD given");
     o->workload = argv[optind];
     o->read.allow_empty = o->dyn_jobs; /* the scheduler may register every job */
+    if (o->export_dir)
+        return o->scheduler || o->endpoint || o->inproc || o->edc_library
+                   ? bad("%s", "--export-batsim writes files and runs no scheduler")
+                   : -1;
     if (o->protocol == FBF_PROTO_BV5)
         return check_batsim5(o);
     if (o->edc_library || o->edc_init || o->format_given)

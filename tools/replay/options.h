@@ -39,6 +39,7 @@ typedef struct fbf_replay_options {
     const char *edc_init;    /* --edc-init STRING (batsim5); NULL: "" */
     bool format_given;       /* --format was given (batsim5 only) */
     bool format_binary;      /* --format binary */
+    const char *export_dir;  /* --export-batsim DIR: write Batsim's files, run nothing */
 } fbf_replay_options;
 
 /* The defaults, then argv. Returns -1 to go on, or an exit code (help,
