@@ -120,6 +120,13 @@ static void test_kth_round_trip(void **state)
     snprintf(cmd, sizeof cmd, "xmllint --noout '%s' 2>&1", pf);
     int st = system(cmd);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* Batsim 5 names the profile type DelayProfile. */
+    run_ok((const char *const[]){"--protocol", "batsim5", "--export-batsim", ex, "--max-jobs",
+                                 "10", KTH, NULL}, NULL);
+    char *w5 = fbf_test_replay_read(wl);
+    assert_non_null(strstr(w5, "{\"type\": \"DelayProfile\", \"delay\": "));
+    assert_null(strstr(w5, "\"type\": \"delay\""));
+    free(w5);
     fbf_test_replay_rmdir(dir);
 }
 

@@ -38,8 +38,8 @@ static int write_file(const char *path, const fbf_jbuf *b, fbf_error *err)
     return 0;
 }
 
-int fbf_batsim_write_workload(const fbf_workload *wl, uint32_t nb_res, const char *path,
-                              fbf_batsim_files_stats *st, fbf_error *err)
+int fbf_batsim_write_workload(const fbf_workload *wl, uint32_t nb_res, bool batsim5,
+                              const char *path, fbf_batsim_files_stats *st, fbf_error *err)
 {
     *st = (fbf_batsim_files_stats){0};
     if (nb_res == 0)
@@ -91,7 +91,10 @@ int fbf_batsim_write_workload(const fbf_workload *wl, uint32_t nb_res, const cha
             fbf_jbuf_lit(&b, ",");
         fbf_jbuf_lit(&b, "\n    ");
         fbf_jbuf_str(&b, wl->profiles[k].name);
-        fbf_jbuf_lit(&b, ": {\"type\": \"delay\", \"delay\": ");
+        if (batsim5)
+            fbf_jbuf_lit(&b, ": {\"type\": \"DelayProfile\", \"delay\": ");
+        else
+            fbf_jbuf_lit(&b, ": {\"type\": \"delay\", \"delay\": ");
         fbf_jbuf_num(&b, wl->profiles[k].delay);
         fbf_jbuf_lit(&b, "}");
     }

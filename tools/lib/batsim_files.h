@@ -6,7 +6,7 @@
  *   workload.json  Batsim's JSON workload: {"nb_res", "jobs": [{"id",
  *                  "subtime", "walltime" (absent when none), "res",
  *                  "profile"}], "profiles": {name: {"type": "delay",
- *                  "delay"}}}: the jobs in file order, ids without the
+ *                  "delay"}}} ("type": "DelayProfile" for Batsim 5): the jobs in file order, ids without the
  *                  workload prefix (Batsim adds the file's own), one delay
  *                  profile per distinct run time, numbers written so that
  *                  they read back exactly. Batsim 4.2.1 refuses a delay of
@@ -26,6 +26,7 @@
 #ifndef FBF_BATSIM_FILES_H
 #define FBF_BATSIM_FILES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,8 +38,9 @@ typedef struct fbf_batsim_files_stats {
     size_t zero_runtime; /* jobs left out: run time 0 */
 } fbf_batsim_files_stats;
 
-int fbf_batsim_write_workload(const fbf_workload *wl, uint32_t nb_res, const char *path,
-                              fbf_batsim_files_stats *st, fbf_error *err);
+/* batsim5: the profile type as Batsim 5 names it. */
+int fbf_batsim_write_workload(const fbf_workload *wl, uint32_t nb_res, bool batsim5,
+                              const char *path, fbf_batsim_files_stats *st, fbf_error *err);
 int fbf_batsim_write_platform(uint32_t nb_res, const char *path, fbf_error *err);
 
 #endif

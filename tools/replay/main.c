@@ -49,7 +49,8 @@ static int export_batsim(const fbf_replay_options *o, const fbf_workload *wl, ui
                 strerror(errno));
         return FBF_EXIT_INVALID;
     }
-    if (fbf_batsim_write_workload(wl, nb_res, wpath, &st, &err) < 0 ||
+    if (fbf_batsim_write_workload(wl, nb_res, o->protocol == FBF_PROTO_BV5, wpath, &st,
+                                  &err) < 0 ||
         fbf_batsim_write_platform(nb_res, ppath, &err) < 0) {
         fprintf(stderr, "fastbf-replay: --export-batsim: %s\n", err.text);
         return FBF_EXIT_INVALID;

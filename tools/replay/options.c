@@ -86,6 +86,8 @@ static void usage(FILE *f)
         "                         and DIR/platform.xml (a SimGrid platform of the\n"
         "                         platform's hosts and Batsim's master host), for\n"
         "                         batsim -p DIR/platform.xml -w DIR/workload.json\n"
+        "                         (with --protocol batsim5: Batsim 5's profile type\n"
+        "                         DelayProfile)\n"
         "\n"
         "Batsim configuration (SIMULATION_BEGINS config, Batsim 4.2.1's flat form):\n"
         "  --dynamic-jobs         dynamic-jobs-enabled: accept REGISTER_PROFILE and\n"
@@ -527,8 +529,10 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
     o->workload = argv[optind];
     o->read.allow_empty = o->dyn_jobs; /* the scheduler may register every job */
     if (o->export_dir)
-        return o->scheduler || o->endpoint || o->inproc || o->edc_library
-                   ? bad("%s", "--export-batsim writes files and runs no scheduler")
+        return o->scheduler || o->endpoint || o->inproc || o->edc_library ||
+                       o->protocol == FBF_PROTO_BV2
+                   ? bad("%s", "--export-batsim writes files for Batsim 4 or 5 and runs no "
+                               "scheduler")
                    : -1;
     if (o->protocol == FBF_PROTO_BV5)
         return check_batsim5(o);
