@@ -193,7 +193,9 @@ static int run(const fbf_replay_options *o, int argc, char **argv)
                              .v5 = o->protocol == FBF_PROTO_BV5 ? &v5c : NULL,
                              .protocol = o->protocol,
                              .livelock_max = 1e6,
-                             .progress = !o->quiet && isatty(STDERR_FILENO),
+                             .progress = o->progress_lines    ? FBF_PROGRESS_LINES
+                                         : o->quiet || !isatty(STDERR_FILENO) ? FBF_PROGRESS_OFF
+                                                                             : FBF_PROGRESS_TERMINAL,
                              .dyn_jobs = o->dyn_jobs,
                              .dyn_acks = o->dyn_acks,
                              .forward_profiles = o->forward_profiles,

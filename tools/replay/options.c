@@ -139,7 +139,11 @@ static void usage(FILE *f)
         "                         4.2.1 writes them (one row per ended job, rejected ones\n"
         "                         included, in the order Batsim ends them; the summary's\n"
         "                         26 columns), and DIR/summary.json\n"
-        "  --quiet                no summary on stdout\n"
+        "  --quiet                no summary on stdout (nor progress on a terminal)\n"
+        "  --progress             a progress line on stderr every 5 s, also when stderr\n"
+        "                         is not a terminal (on a terminal, without it, one line\n"
+        "                         is redrawn in place): jobs done, percentage, simulated\n"
+        "                         time, running and waiting jobs, wall time, time left\n"
         "  --verbose              every rejection the scheduler makes, with why when the\n"
         "                         replayer can tell (more resources than the platform,\n"
         "                         none, the job's metadata), on stderr; with --inproc,\n"
@@ -353,7 +357,8 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
         O_EDC_INIT,
         O_FORMAT,
         O_SKIP_SHORT,
-        O_EXPORT
+        O_EXPORT,
+        O_PROGRESS
     };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
@@ -367,6 +372,7 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
         {"walltime", required_argument, NULL, O_WALLTIME},
         {"skip-short-lines", no_argument, NULL, O_SKIP_SHORT},
         {"export-batsim", required_argument, NULL, O_EXPORT},
+        {"progress", no_argument, NULL, O_PROGRESS},
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"out", required_argument, NULL, O_OUT},
         {"quiet", no_argument, NULL, O_QUIET},
@@ -437,6 +443,7 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
             break;
         case O_SKIP_SHORT: o->read.skip_short_lines = true; break;
         case O_EXPORT: o->export_dir = optarg; break;
+        case O_PROGRESS: o->progress_lines = true; break;
         case O_TIMEOUT: {
             char *end;
             o->timeout_s = strtod(optarg, &end);

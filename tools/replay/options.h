@@ -16,6 +16,7 @@ typedef struct fbf_replay_options {
     const char *workload;
     const char *scheduler, *endpoint, *policy, *out;
     bool inproc, quiet, verbose, policy_opts, tag_starts;
+    bool progress_lines; /* --progress */
     bool dyn_jobs, dyn_acks, forward_profiles, query_wait, profile_reuse;
     double kill_after;    /* --kill-after with --inproc; 0 = off */
     int64_t depth;        /* 0: the policy's default */

@@ -324,14 +324,24 @@ int fbf_replay_write_outputs(const fbf_replay *r, const fbf_replay_stats *st, co
 
 void fbf_replay_progress(fbf_replay *r, double wall_now, bool last)
 {
-    if (!last && wall_now - r->progress_last < 0.5)
+    bool lines = r->cfg.progress == FBF_PROGRESS_LINES;
+    if (r->progress_ended ||
+        (!last && wall_now - r->progress_last < (lines ? FBF_PROGRESS_PERIOD_S : 0.5)))
         return;
     r->progress_last = wall_now;
     char t[40];
     fbf_jbuf_fmt(t, sizeof t, r->clock);
-    fprintf(stderr, "\r\033[Kfastbf-replay: t=%s s, %zu/%zu jobs done, %zu running, %zu waiting",
-            t, r->done + r->rejected, r->wl->nb_jobs, r->running, r->waiting);
+    size_t done = r->done + r->rejected, all = r->wl->nb_jobs;
+    double elapsed = wall_now - r->progress_t0;
+    double pct = all ? 100.0 * (double)done / (double)all : 100.0;
+    char left[48] = "";
+    if (!last && done > 0 && done < all && elapsed >= 1)
+        snprintf(left, sizeof left, ", about %.0f s left",
+                 elapsed * (double)(all - done) / (double)done);
+    fprintf(stderr, "%sfastbf-replay: %5.1f%% (%zu/%zu jobs done), t=%s s, %zu running, %zu "
+            "waiting, %.0f s%s%s", lines ? "" : "\r\033[K", pct, done, all, t, r->running,
+            r->waiting, elapsed, left, lines || last ? "\n" : "");
     if (last)
-        fputc('\n', stderr);
+        r->progress_ended = true;
     fflush(stderr);
 }

@@ -178,11 +178,16 @@ typedef enum fbf_replay_protocol {
     FBF_PROTO_BV5,     /* Batsim 5's batprotocol (JSON) with an EDC process or library */
 } fbf_replay_protocol;
 
+/* Progress on stderr: none; one line redrawn in place (a terminal); or a
+ * line every FBF_PROGRESS_PERIOD_S seconds (--progress, for logs). */
+enum { FBF_PROGRESS_OFF = 0, FBF_PROGRESS_TERMINAL, FBF_PROGRESS_LINES };
+#define FBF_PROGRESS_PERIOD_S 5.0
+
 typedef struct fbf_replay_config {
     uint32_t nb_res;     /* platform size (> 0) */
     fbf_replay_protocol protocol;
     double livelock_max; /* consecutive call-only messages at one time before giving up */
-    bool progress;       /* progress lines on stderr */
+    int progress;        /* FBF_PROGRESS_*: how progress shows on stderr */
     bool dyn_jobs;       /* dynamic-jobs-enabled */
     bool dyn_acks;       /* dynamic-jobs-acknowledged */
     bool forward_profiles; /* profiles-forwarded-on-submission */
@@ -275,7 +280,8 @@ typedef struct fbf_replay {
     size_t nlat, lat_cap;
     double wall_total, wall_sched;
     double loop_from, loop_to; /* when the first and the last reply came */
-    double progress_last;
+    double progress_last, progress_t0;
+    bool progress_ended; /* the last line is out: nothing may redraw it */
 
     /* dynamic registration and queries (dynamic.c) */
     char wl_names[FBF_REPLAY_MAX_WORKLOADS][64]; /* the workloads SIMULATION_BEGINS lists */
@@ -458,6 +464,9 @@ void fbf_replay_print_summary(const fbf_replay *r, const fbf_replay_stats *st,
                               const char *label, FILE *out);
 int fbf_replay_write_outputs(const fbf_replay *r, const fbf_replay_stats *st, const char *label,
                              const char *dir, fbf_error *err);
+/* The progress line (jobs done of all, percentage, simulated time, jobs
+ * running and waiting, wall time and time left); last: the final one,
+ * ended by a newline, after which the scheduler's own last words come. */
 void fbf_replay_progress(fbf_replay *r, double wall_now, bool last);
 /* batsim_out.c: Batsim 4.2.1's own output files. */
 /* Notes that Batsim writes job's row now (its state is final); once. */

@@ -512,6 +512,9 @@ static bool events_left(fbf_replay *r)
 /* After the reply to the last message: the scheduler must exit. */
 static int finish_run(fbf_replay *r)
 {
+    /* The last progress line ends before the scheduler's last words. */
+    if (r->cfg.progress)
+        fbf_replay_progress(r, fbf_replay_now_s(), true);
     r->nsched_work = fbf_transport_counters(r->tr, r->sched_work, FBF_REPLAY_MAX_COUNTERS);
     fbf_error ferr;
     fbf_error_clear(&ferr);
@@ -535,7 +538,7 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
 {
     r->tr = tr;
     double t0 = fbf_replay_now_s();
-    r->progress_last = t0;
+    r->progress_last = r->progress_t0 = t0;
     int rc = fbf_replay_store_start(r);
     if (rc == FBF_EXIT_OK && r->v5)
         rc = fbf_v5_hello(r); /* the handshake: the EDC's features shape the rest */
