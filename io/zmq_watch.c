@@ -67,7 +67,6 @@ static void fd_remove(fbf_zmq_watch *w, int fd)
 /* Applies every pending monitor event; true when the pinned peer is gone. */
 static bool drain_events(fbf_zmq_watch *w, bool *handshake_failed)
 {
-    bool gone = false;
     int32_t fd = -1;
     for (uint16_t ev; (ev = read_event(w->mon, &fd)) != 0;) {
         if (ev & HANDSHAKE_FAILED) {
@@ -77,8 +76,8 @@ static bool drain_events(fbf_zmq_watch *w, bool *handshake_failed)
         } else if (ev == ZMQ_EVENT_DISCONNECTED) {
             fd_remove(w, fd);
             if (fd == atomic_load(&w->pinned_fd))
-                gone = true;
-            else if (!*handshake_failed)
+                return true;
+            if (!*handshake_failed)
                 fprintf(w->warn,
                         "fastbf: a peer that is not the session's disconnected (connection "
                         "fd %d); a message above --max-message %zu bytes, refused unread, "
@@ -87,7 +86,7 @@ static bool drain_events(fbf_zmq_watch *w, bool *handshake_failed)
             *handshake_failed = false;
         }
     }
-    return gone;
+    return false;
 }
 
 static void *watch_main(void *arg)
