@@ -173,6 +173,13 @@ static int serve_loop(server *s, fbf_serve_stats *st, fbf_error *err)
                 reply = s->h->refusal ? s->h->refusal(s->h->ctx, zmq_msg_data(body),
                                                       zmq_msg_size(body), err->text, &len)
                                       : NULL;
+                if (!reply) { /* none in the protocol's terms (a Batsim 5 handshake) */
+                    fbf_jbuf_reset(&s->refused);
+                    fbf_jbuf_lit(&s->refused, "fastbf stopped: ");
+                    fbf_jbuf_raw(&s->refused, err->text, strlen(err->text));
+                    reply = s->refused.oom ? NULL : s->refused.p;
+                    len = s->refused.len;
+                }
                 if (reply)
                     send_reply(s, &m, env, reply, len);
                 break;

@@ -9,8 +9,8 @@
  * the handler says the last reply is sent. It returns 0 then, or a
  * negative code with a message (a protocol violation, a socket error, a
  * signal, the session's peer gone). A request the handler refuses is
- * still answered, by the handler's refusal, so that Batsim stops too,
- * with the reason.
+ * still answered, by the handler's refusal (else the text "fastbf
+ * stopped: <why>"), so that Batsim stops too, with the reason.
  *
  * Whom it answers. fastbf answers whoever reaches its socket, so:
  *  - a network-wide endpoint (io/endpoint.h: "*", 0.0.0.0, a public
