@@ -1,7 +1,8 @@
 /*
  * bv5_process: fastbf as a Batsim 5 EDC process, the protocol side of
- * `fastbf --protocol batsim5` (the transport is io/zmq_server.h's REP
- * socket, through fbf_bv5_process_handler()).
+ * `fastbf --protocol batsim5` (the transport is io/zmq_server.h's
+ * socket, one peer per session, through fbf_bv5_process_handler(); its
+ * refusals of other peers' messages are zmq_server's plain text).
  *
  * The first request is the handshake, in binary whatever the format:
  * [u32 size, native byte order][size bytes of init string]. configure()

@@ -259,6 +259,14 @@ static void test_process(void **state)
     size = 99;
     memcpy(hs, &size, 4);
     assert_true(zmq_send(p.sock, hs, 6, 0) >= 0);
+    /* Answered all the same, so that the peer does not wait forever. */
+    int ms = 10000;
+    zmq_setsockopt(p.sock, ZMQ_RCVTIMEO, &ms, sizeof ms);
+    int got = zmq_recv(p.sock, reply, sizeof reply - 1, 0);
+    assert_true(got >= 0);
+    reply[got] = '\0';
+    assert_string_equal(reply, "fastbf stopped: handshake: the init string's size says 99 "
+                               "bytes, 2 came");
     assert_int_equal(fbf_test_peer_wait(&p, 10000), 1);
     char *err = fbf_test_peer_stderr(&p);
     if (!strstr(err, "handshake: the init string's size says 99 bytes, 2 came"))

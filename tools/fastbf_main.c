@@ -22,6 +22,7 @@
 #include "tools/lib/register_plan.h"
 #include "io/bv4_session.h"
 #include "io/bv5_process.h"
+#include "io/endpoint.h"
 #include "io/zmq_server.h"
 #include "policies/registry.h"
 #include "tools/lib/counters.h"
@@ -31,22 +32,23 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: fastbf [--policy NAME] [--reservation-depth K]\n"
-                 "              [--protocol batsim4|batsim5] [--endpoint URL]\n"
-                 "              [--protocol batsim2 --socket PATH [--redis-host H]\n"
-                 "               [--redis-port P] [--max-message BYTES]]\n"
-                 "              [--workers N] [--kill-after SECONDS] [--max-wait SECONDS]\n"
-                 "              [--tag-starts] [--stats] [--verbose]\n"
-                 "              [--register-workload FILE [--register-pause SECONDS]\n"
-                 "               [--skip-short-lines]]\n"
-                 "              [--energy-saving TIMEOUT [--switch-delays OFF:ON]\n"
-                 "               [--sleep-pstate N] [--compute-pstate M]] [--query-energy]\n"
-                 "       fastbf --help | --version\n"
-                 "\n"
-                 "A Batsim decision process: the v4 JSON protocol over a ZeroMQ REP socket, or\n"
-                 "the v2 text protocol over Batsim's Unix socket with job data in Redis.\n"
-                 "\n"
-                 "  --policy NAME            scheduling policy (default: easy):\n");
+    fprintf(out,
+            "usage: fastbf [--policy NAME] [--reservation-depth K]\n"
+            "              [--protocol batsim4|batsim5] [--endpoint URL] [--allow-remote]\n"
+            "              [--protocol batsim2 --socket PATH [--redis-host H]\n"
+            "               [--redis-port P]] [--max-message BYTES]\n"
+            "              [--workers N] [--kill-after SECONDS] [--max-wait SECONDS]\n"
+            "              [--tag-starts] [--stats] [--verbose]\n"
+            "              [--register-workload FILE [--register-pause SECONDS]\n"
+            "               [--skip-short-lines]]\n"
+            "              [--energy-saving TIMEOUT [--switch-delays OFF:ON]\n"
+            "               [--sleep-pstate N] [--compute-pstate M]] [--query-energy]\n"
+            "       fastbf --help | --version\n"
+            "\n"
+            "A Batsim decision process: the v4 JSON protocol over a ZeroMQ socket, or\n"
+            "the v2 text protocol over Batsim's Unix socket with job data in Redis.\n"
+            "\n"
+            "  --policy NAME            scheduling policy (default: easy):\n");
     for (const fbf_policy_entry *e = fbf_policy_list(); e->name; e++)
         fprintf(out, "                             %-13s %s\n", e->name, e->summary);
     fprintf(out,
@@ -57,13 +59,18 @@ static void usage(FILE *out)
             "                           Component process: Batsim's init string, a JSON\n"
             "                           object of these options under their names with '_'\n"
             "                           for '-', overrides the command line), or batsim2\n"
-            "  --endpoint URL           batsim4: ZeroMQ endpoint to bind (default: %s)\n"
+            "  --endpoint URL           batsim4, batsim5: ZeroMQ endpoint to bind (default:\n"
+            "                           %s, which Batsim's tcp://localhost:28000\n"
+            "                           reaches); fastbf answers only the first peer to speak\n"
+            "  --allow-remote           let --endpoint be reachable from other machines\n"
+            "                           (tcp://*:PORT, 0.0.0.0, a network address); without\n"
+            "                           it only loopback, ipc:// and inproc:// are bound\n"
             "  --socket PATH            batsim2: the Unix socket Batsim listens on; job data\n"
             "                           is read from Redis under '<absolute PATH>:'\n"
             "  --redis-host H, --redis-port P  batsim2: Batsim's Redis server (default:\n"
             "                           127.0.0.1 and 6379)\n"
-            "  --max-message BYTES      batsim2: refuse a message announced larger (default:\n"
-            "                           64 MiB)\n"
+            "  --max-message BYTES      refuse a message larger than this before reading it\n"
+            "                           (default: 512 MiB over ZeroMQ, 64 MiB with batsim2)\n"
             "  --workers N              worker threads over which waiting jobs are\n"
             "                           partitioned (default: 1; decisions do not depend on N)\n"
             "  --kill-after SECONDS     kill every job this long after it starts (KILL_JOB),\n"
@@ -171,6 +178,7 @@ int main(int argc, char **argv)
         {"redis-host", required_argument, NULL, 'H'},
         {"redis-port", required_argument, NULL, 'R'},
         {"max-message", required_argument, NULL, 'M'},
+        {"allow-remote", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -184,8 +192,8 @@ int main(int argc, char **argv)
     bool query_energy = false, power_set = false, sleep_given = false, compute_given = false;
     long long pstate;
     const char *protocol = "batsim4", *socket_path = NULL, *redis_host = "127.0.0.1";
-    long long redis_port = 6379, max_message = (long long)FBF_BV2_FRAME_MAX_DEFAULT;
-    bool endpoint_given = false, v2_only = false;
+    long long redis_port = 6379, max_message = 0;
+    bool endpoint_given = false, v2_only = false, allow_remote = false;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
         switch (c) {
@@ -204,8 +212,8 @@ int main(int argc, char **argv)
             if (!parse_count(optarg, 16, UINT32_MAX, &max_message))
                 return bad_usage("--max-message: '%s' is not a number of bytes from 16 to "
                                  "4294967295", optarg);
-            v2_only = true;
             break;
+        case 'A': allow_remote = true; break;
         case 'w':
             if (!parse_count(optarg, 1, 256, &workers))
                 return bad_usage("--workers: '%s' is not a number from 1 to 256", optarg);
@@ -284,12 +292,18 @@ int main(int argc, char **argv)
         return bad_usage("%s", "--register-pause needs Batsim v4's continue_registration: "
                                "batprotocol cannot re-open registration");
     if (!v2 && v2_only)
-        return bad_usage("%s", "--socket, --redis-host, --redis-port and --max-message go "
-                               "with --protocol batsim2");
+        return bad_usage("%s", "--socket, --redis-host and --redis-port go with --protocol "
+                               "batsim2");
     if (v2 && !socket_path)
         return bad_usage("%s", "--protocol batsim2 needs --socket PATH (Batsim's socket)");
-    if (v2 && endpoint_given)
-        return bad_usage("%s", "--endpoint is Batsim v4's (ZeroMQ); batsim2 takes --socket");
+    if (v2 && (endpoint_given || allow_remote))
+        return bad_usage("%s", "--endpoint and --allow-remote are ZeroMQ's (batsim4, batsim5); "
+                               "batsim2 takes --socket");
+    fbf_error err = {{0}};
+    if (!v2 && fbf_endpoint_check_bind(endpoint, allow_remote, &err) < 0) {
+        fprintf(stderr, "fastbf: %s\nTry 'fastbf --help'.\n", err.text);
+        return 2;
+    }
     if (v2 && (kill_after > 0 || tag_starts || reg_path))
         return bad_usage("%s", "--kill-after, --tag-starts and --register-workload need Batsim "
                                "v4: the v2 text protocol has no kill, metadata or registration");
@@ -316,7 +330,6 @@ int main(int argc, char **argv)
         return bad_usage("%s", "--register-pause goes with --register-workload");
     if (skip_short && !reg_path)
         return bad_usage("%s", "--skip-short-lines goes with --register-workload");
-    fbf_error err = {{0}};
     fbf_submitter *reg = NULL;
     if (reg_path && !(reg = fbf_register_plan_load(reg_path, pause, skip_short, &err))) {
         fprintf(stderr, "fastbf: --register-workload: %s\n", err.text);
@@ -368,7 +381,7 @@ int main(int argc, char **argv)
             .socket = socket_path,
             .redis_host = redis_host,
             .redis_port = (int)redis_port,
-            .max_message = (size_t)max_message,
+            .max_message = max_message ? (size_t)max_message : FBF_BV2_FRAME_MAX_DEFAULT,
             .connect_timeout_s = 30,
         };
         c = fbf_bv2_client_create(&o2, &err);
@@ -393,12 +406,16 @@ int main(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     fbf_serve_stats *stp = stats || verbose ? &st : NULL;
+    fbf_zmq_options zo = {.endpoint = endpoint,
+                          .allow_remote = allow_remote,
+                          .max_message = (size_t)max_message,
+                          .warn = stderr};
     int rc;
     if (v5) {
         fbf_zmq_handler h = fbf_bv5_process_handler(&p5);
-        rc = fbf_zmq_serve_with(endpoint, &h, stp, &err);
+        rc = fbf_zmq_serve_with(&zo, &h, stp, &err);
     } else {
-        rc = v2 ? fbf_bv2_client_serve(c, stp, &err) : fbf_zmq_serve(endpoint, s, stp, &err);
+        rc = v2 ? fbf_bv2_client_serve(c, stp, &err) : fbf_zmq_serve(&zo, s, stp, &err);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     fbf_engine *e = v5   ? (p5.edc ? fbf_bv5_edc_engine(p5.edc) : NULL)

@@ -295,10 +295,19 @@ static void fbf_test_unlink_outputs(fbf_test_peer *p)
 
 int fbf_test_peer_start(fbf_test_peer *p, const char *const *args, bool connect)
 {
+    if (!connect) {
+        memset(p, 0, sizeof *p);
+        p->pid = -1;
+        return fbf_test_spawn(p, args, NULL);
+    }
+    return fbf_test_peer_start_on(p, args, "127.0.0.1");
+}
+
+int fbf_test_peer_start_on(fbf_test_peer *p, const char *const *args, const char *host)
+{
     memset(p, 0, sizeof *p);
     p->pid = -1;
-    if (!connect)
-        return fbf_test_spawn(p, args, NULL);
+    char bound[96];
 
     /* The port may be taken between our probe and fastbf's bind: retry. */
     for (int attempt = 0; attempt < 5; attempt++) {
@@ -306,7 +315,8 @@ int fbf_test_peer_start(fbf_test_peer *p, const char *const *args, bool connect)
         if (port <= 0)
             return -EADDRNOTAVAIL;
         snprintf(p->endpoint, sizeof p->endpoint, "tcp://127.0.0.1:%d", port);
-        int rc = fbf_test_spawn(p, args, p->endpoint);
+        snprintf(bound, sizeof bound, "tcp://%s:%d", host, port);
+        int rc = fbf_test_spawn(p, args, bound);
         if (rc < 0)
             return rc;
         bool ready = false;
@@ -353,6 +363,61 @@ int fbf_test_peer_send(fbf_test_peer *p, const char *req)
     if (zmq_send(p->sock, req, strlen(req), 0) < 0)
         return -errno;
     return 0;
+}
+
+long fbf_test_zmq_request(void *sock, const char *const *frames, size_t n, char **reply,
+                          int timeout_ms)
+{
+    *reply = NULL;
+    int sndtimeo = 10000;
+    zmq_setsockopt(sock, ZMQ_SNDTIMEO, &sndtimeo, sizeof sndtimeo);
+    for (size_t i = 0; i < n; i++)
+        if (zmq_send(sock, frames[i], strlen(frames[i]), i + 1 < n ? ZMQ_SNDMORE : 0) < 0)
+            return -errno;
+    zmq_setsockopt(sock, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    if (zmq_msg_recv(&msg, sock, 0) < 0) {
+        int e = errno;
+        zmq_msg_close(&msg);
+        return -e;
+    }
+    size_t len = zmq_msg_size(&msg);
+    char *s = malloc(len + 1);
+    if (s) {
+        memcpy(s, zmq_msg_data(&msg), len);
+        s[len] = '\0';
+    }
+    bool more = zmq_msg_more(&msg);
+    zmq_msg_close(&msg);
+    if (!s)
+        return -ENOMEM;
+    if (more) { /* a REP or ROUTER server answers a REQ in one frame */
+        free(s);
+        return -EPROTO;
+    }
+    *reply = s;
+    return (long)len;
+}
+
+long fbf_test_zmq_ask(const char *endpoint, const char *const *frames, size_t n, char **reply,
+                      int timeout_ms)
+{
+    *reply = NULL;
+    void *ctx = zmq_ctx_new();
+    void *sock = ctx ? zmq_socket(ctx, ZMQ_REQ) : NULL;
+    long rc = -ENOMEM;
+    if (sock) {
+        int linger = 0;
+        zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+        rc = zmq_connect(sock, endpoint) == 0 ? fbf_test_zmq_request(sock, frames, n, reply,
+                                                                     timeout_ms)
+                                              : -errno;
+        zmq_close(sock);
+    }
+    if (ctx)
+        zmq_ctx_term(ctx);
+    return rc;
 }
 
 long fbf_test_peer_request(fbf_test_peer *p, const char *req, char **reply, int timeout_ms)

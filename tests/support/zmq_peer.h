@@ -46,10 +46,28 @@ int fbf_test_free_port(void);
  * Returns 0 or a negative errno. */
 int fbf_test_peer_start(fbf_test_peer *p, const char *const *args, bool connect);
 
+/* As fbf_test_peer_start(p, args, true), but fastbf binds tcp://HOST:PORT
+ * (e.g. 0.0.0.0 with --allow-remote); the test still connects through
+ * 127.0.0.1. */
+int fbf_test_peer_start_on(fbf_test_peer *p, const char *const *args, const char *host);
+
 /* Sends req, receives the reply into a malloc'ed NUL-terminated string
  * (*reply, caller frees). Returns the reply length, -EAGAIN on timeout,
  * or another negative errno. */
 long fbf_test_peer_request(fbf_test_peer *p, const char *req, char **reply, int timeout_ms);
+
+/* Sends the n frames of one message on a REQ socket (a multipart message
+ * when n > 1) and receives the one-frame reply into a malloc'ed
+ * NUL-terminated string (*reply, caller frees). Returns the reply length,
+ * -EAGAIN on timeout (the socket cannot send again then), -EPROTO for a
+ * reply of several frames, or another negative errno. */
+long fbf_test_zmq_request(void *sock, const char *const *frames, size_t n, char **reply,
+                          int timeout_ms);
+
+/* The same from a REQ socket of its own, connected to endpoint for this
+ * one request, as another peer would. */
+long fbf_test_zmq_ask(const char *endpoint, const char *const *frames, size_t n, char **reply,
+                      int timeout_ms);
 
 /* Sends req without waiting for any reply. 0 or a negative errno. */
 int fbf_test_peer_send(fbf_test_peer *p, const char *req);

@@ -9,6 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -146,20 +151,113 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
+/* Closes every descriptor of the guard: it was forked, not exec'ed, so it
+ * still holds the replayer's sockets, close-on-exec or not; a copy of a
+ * ZeroMQ connection kept open here would be a second peer for the
+ * scheduler. */
+static void guard_close_all(void)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 0U, ~0U, 0U) == 0)
+        return;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = 0; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+        close((int)fd);
+}
+
+/* Ends like the shell did, so that the replayer reads the same status. */
+static _Noreturn void guard_exit_as(int st)
+{
+    if (WIFEXITED(st))
+        _exit(WEXITSTATUS(st));
+    int sig = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none); /* the shell's core, if any, is already written */
+    signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    kill(getpid(), sig);
+    _exit(128 + sig);
+}
+
+/* The replayer is gone: SIGTERM to the whole group (the guard keeps its own
+ * blocked),
+ * half a second for the shell, then SIGKILL to whatever is left. */
+static _Noreturn void guard_orphaned(pid_t sh)
+{
+    kill(0, SIGTERM);
+    for (int i = 0; sh > 0 && i < 50 && waitpid(sh, NULL, WNOHANG) == 0; i++)
+        fbf_child_sleep(0.01);
+    kill(0, SIGKILL);
+    _exit(128 + SIGKILL);
+}
+
+/*
+ * The replayer's direct child, leader of the scheduler's process group:
+ * runs "/bin/sh -c cmd" in the group and waits for it. It asks the kernel
+ * for SIGTERM when the replayer dies (PR_SET_PDEATHSIG, which fires when
+ * the thread that forked ends: fbf_child_spawn() runs on the main thread)
+ * and then takes the whole group down, so that a scheduler never outlives
+ * a replayer killed with SIGKILL, nor do the processes its command line
+ * started (a shell that does not exec, a pipeline, a background job),
+ * which a death signal set on the shell alone would miss. SIGTERM, SIGINT
+ * and SIGHUP sent to the group (fbf_child_kill(), the replayer's own
+ * handler) reach the shell too; the guard then ends as the shell did.
+ * Its signals stay blocked and are taken with sigwaitinfo(), so that none
+ * is lost between a check and a wait. Only async-signal-safe calls here:
+ * the replayer may have had other threads when it forked.
+ */
+static _Noreturn void guard_main(const char *cmd, pid_t parent)
+{
+    setpgid(0, 0);
+    sigset_t all, old, waited;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    signal(SIGCHLD, SIG_DFL);
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+    if (getppid() != parent)
+        _exit(128 + SIGTERM); /* gone before the death signal was asked for */
+    dup2(STDERR_FILENO, STDOUT_FILENO);
+    pid_t sh = fork();
+    if (sh == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    guard_close_all();
+    if (sh < 0)
+        _exit(127);
+    sigemptyset(&waited);
+    sigaddset(&waited, SIGCHLD);
+    sigaddset(&waited, SIGTERM);
+    sigaddset(&waited, SIGINT);
+    sigaddset(&waited, SIGHUP);
+    for (;;) {
+        int st;
+        if (waitpid(sh, &st, WNOHANG) == sh)
+            guard_exit_as(st);
+        if (getppid() != parent)
+            guard_orphaned(sh);
+        sigwaitinfo(&waited, NULL);
+    }
+}
+
 int fbf_child_spawn(fbf_child *c, const char *cmd, fbf_error *err)
 {
     *c = (fbf_child){0};
     fflush(stdout);
     fflush(stderr);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         return fbf_errorf(err, -errno, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        setpgid(0, 0);
-        dup2(STDERR_FILENO, STDOUT_FILENO);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
+    if (pid == 0)
+        guard_main(cmd, parent);
     setpgid(pid, pid); /* also here: whichever runs first, the group exists */
     c->pid = pid;
     g_child_pgid = pid;

@@ -5,7 +5,13 @@
  *   fbf_child_spawn()   "/bin/sh -c cmd" in its own process group, its
  *                       stdout sent to our stderr (the summary on stdout
  *                       stays clean); SIGINT/SIGTERM/SIGHUP of the replayer
- *                       take that group down with it
+ *                       take that group down with it, and so does the
+ *                       replayer's death by any means (SIGKILL too): the
+ *                       group's leader is a guard process that waits for
+ *                       the shell, ends as it did, and kills the group
+ *                       when the kernel tells it the replayer died
+ *                       (PR_SET_PDEATHSIG). Call it from the main thread:
+ *                       that signal comes when the forking thread ends
  *   fbf_child_gone()    reaps it when it has exited (status kept)
  *   fbf_child_exited()  true once it has exited, leaving it waitable
  *                       (WNOWAIT), so that another thread may look (false
@@ -15,7 +21,7 @@
  *   fbf_child_kill()    SIGTERM to the group, then SIGKILL
  *
  * Invariant: only the process group of a child this module started is
- * ever signalled. The one piece of shared state is the group id the
+ * ever signalled. pid is the guard's, which is also the group's id. The one piece of shared state is the group id the
  * signal handler reads (a sig_atomic_t, as a handler may only read).
  */
 #ifndef FBF_REPLAY_CHILD_H

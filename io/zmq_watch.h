@@ -1,0 +1,68 @@
+/*
+ * zmq_watch: watches the connections of a server socket (io/zmq_server.c)
+ * from a thread of its own, through a ZeroMQ socket monitor.
+ *
+ * A server socket never tells its owner that a peer went away, so a
+ * Batsim that dies mid-simulation would leave fastbf waiting forever. The
+ * watcher keeps the set of connections open (ZMQ_EVENT_ACCEPTED and
+ * ZMQ_EVENT_DISCONNECTED carry the connection's file descriptor, which is
+ * also every message's ZMQ_SRCFD). Once the I/O thread has pinned the
+ * session's peer (fbf_zmq_watch_pin(), with that descriptor), losing that
+ * connection shuts the context down (zmq_ctx_shutdown is thread-safe):
+ * the I/O thread's blocking receive or send then fails with ETERM, and
+ * fbf_zmq_watch_lost() says why. Any other connection coming and going
+ * changes nothing; one that had completed ZeroMQ's handshake gets a line
+ * on warn, since ZeroMQ ends a connection so, unread and unreported, when
+ * it brings a message above the socket's ZMQ_MAXMSGSIZE (max_message).
+ * A port probe or a peer that fails the handshake (a handshake-failed
+ * event just before its disconnection: both come from ZeroMQ's single I/O
+ * thread, one connection at a time) is not reported.
+ *
+ * The exchange itself stays a plain blocking receive with no timeout: a
+ * receive that times out now and then to look at the monitor arms and
+ * cancels a kernel timer on every wait, and zmq_poll over both sockets
+ * costs about 10 us per exchange; either is a visible share of a loopback
+ * round trip. The watcher sleeps in zmq_poll until something happens on
+ * its own sockets.
+ *
+ * Threads: start, pin and stop are the I/O thread's (it owns the stop_tx
+ * end of an inproc pair; pin and stop send on it); the monitor socket,
+ * stop_rx and the set of connections are the watcher's from start to
+ * stop, which joins it; pinned_fd and lost are the only shared state.
+ * start must come before the socket binds, so that no connection is
+ * accepted unseen. When the monitor cannot be set up, the server runs
+ * without it (running false: no disconnection is detected).
+ */
+#ifndef FBF_ZMQ_WATCH_H
+#define FBF_ZMQ_WATCH_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct fbf_zmq_watch {
+    void *ctx;
+    void *mon, *stop_rx; /* the watcher's */
+    void *stop_tx;       /* the I/O thread's */
+    FILE *warn;
+    size_t max_message;
+    int *fds;            /* connections open (the watcher's) */
+    size_t nfds, capfds;
+    bool fds_incomplete; /* out of memory once: fds may miss some */
+    atomic_int pinned_fd; /* the session's peer; -1: none yet */
+    atomic_bool lost;     /* the watcher shut the context down */
+    pthread_t thread;
+    bool running;
+} fbf_zmq_watch;
+
+void fbf_zmq_watch_start(fbf_zmq_watch *w, void *ctx, void *sock, FILE *warn,
+                         size_t max_message);
+/* The session's peer speaks through connection fd (its messages' ZMQ_SRCFD). */
+void fbf_zmq_watch_pin(fbf_zmq_watch *w, int fd);
+/* True once the pinned peer's connection was lost (and the context shut down). */
+bool fbf_zmq_watch_lost(fbf_zmq_watch *w);
+void fbf_zmq_watch_stop(fbf_zmq_watch *w, void *sock);
+
+#endif
