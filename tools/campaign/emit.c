@@ -100,9 +100,9 @@ static int emit_flux(FILE *f, const fbf_cmp_spec *s, size_t n, const char *self_
                      const char *self_q, const char *tail, const char *plain_tail,
                      const char *name, fbf_error *err)
 {
-    char *logs = fbf_cmp_strf("%s/logs/flux-cell-", s->out);
-    char *lit = logs ? flux_literal(logs) : NULL;
-    char *out_q = lit ? fbf_cmp_shell_quote(lit) : NULL;
+    char *lit = flux_literal(s->out);
+    char *logs = lit ? fbf_cmp_strf("%s/logs/flux-cell-{cc}.out", lit) : NULL;
+    char *out_q = logs ? fbf_cmp_shell_quote(logs) : NULL;
     free(logs);
     free(lit);
     if (!out_q)
@@ -117,7 +117,7 @@ static int emit_flux(FILE *f, const fbf_cmp_spec *s, size_t n, const char *self_
                "#   %s collect%s\n"
                "set -eu\n"
                "flux submit --cc=0-%zu --job-name=%s --ntasks=1 --cores-per-task=1 \\\n"
-               "  --output=%s'{cc}.out' \\\n"
+               "  --output=%s \\\n"
                "  %s --cell '{cc}'%s\n",
             n, s->abs_file, n - 1, self_plain_q, plain_tail, n - 1, name, out_q, self_q, tail);
     free(out_q);

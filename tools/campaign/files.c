@@ -193,6 +193,12 @@ char *fbf_cmp_dirname_abs(const char *path, fbf_error *err)
 
 char *fbf_cmp_shell_quote(const char *s)
 {
+    bool plain = *s != '\0';
+    for (const char *p = s; *p; p++)
+        plain &= (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                 strchr("_./:=,+-@%", *p) != NULL;
+    if (plain)
+        return strdup(s);
     size_t n = 3;
     for (const char *p = s; *p; p++)
         n += *p == '\'' ? 4 : 1;

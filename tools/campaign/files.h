@@ -38,7 +38,8 @@ char *fbf_cmp_join(const char *dir, const char *name);
 /* The absolute, symlink-free folder that holds path (caller frees). */
 char *fbf_cmp_dirname_abs(const char *path, fbf_error *err);
 
-/* s quoted for a POSIX shell: in single quotes, ' as '\'' (caller frees). */
+/* s as one word for a POSIX shell (caller frees): as it is when it holds
+ * only letters, digits and _./:=,+-@%, else in single quotes, ' as '\''. */
 char *fbf_cmp_shell_quote(const char *s);
 
 /* The path of the running executable (/proc/self/exe; caller frees), or

@@ -222,8 +222,10 @@ static int flush_file(const char *path)
     return rc;
 }
 
-/* The last non-empty line of the cell's replay.log, into buf. */
-static void last_log_line(const fbf_cmp_cell *c, char *buf, size_t cap)
+/* The replay's error from its replay.log, into buf: the last line that
+ * fastbf-replay signed ("fastbf-replay: ..."), else the last non-empty
+ * one (fastbf-replay rewrites its progress line with \r: its last state). */
+static void log_reason(const fbf_cmp_cell *c, char *buf, size_t cap)
 {
     buf[0] = '\0';
     char *p = cell_file(c, "replay.log");
@@ -231,14 +233,22 @@ static void last_log_line(const fbf_cmp_cell *c, char *buf, size_t cap)
     free(p);
     if (!t)
         return;
-    size_t n = strlen(t);
-    while (n && (t[n - 1] == '\n' || t[n - 1] == '\r' || t[n - 1] == ' '))
-        t[--n] = '\0';
-    char *l = strrchr(t, '\n');
-    l = l ? l + 1 : t;
-    /* fastbf-replay rewrites a progress line with \r: keep its last state */
-    char *r = strrchr(l, '\r');
-    snprintf(buf, cap, "%s", r ? r + 1 : l);
+    const char *signed_line = NULL, *last = NULL;
+    for (char *l = t; l && *l;) {
+        char *nl = strchr(l, '\n');
+        if (nl)
+            *nl = '\0';
+        char *r = strrchr(l, '\r');
+        if (r)
+            l = r + 1;
+        if (l[strspn(l, " \t")]) {
+            last = l;
+            if (!strncmp(l, "fastbf-replay: ", 15))
+                signed_line = l;
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+    snprintf(buf, cap, "%s", signed_line ? signed_line : last ? last : "");
     free(t);
 }
 
@@ -255,7 +265,7 @@ static int finish(const slot *sl, int status, char *why, size_t cap, fbf_error *
                  strsignal(WTERMSIG(status)));
     } else if (WEXITSTATUS(status) != 0) {
         char line[200];
-        last_log_line(c, line, sizeof line);
+        log_reason(c, line, sizeof line);
         snprintf(why, cap, "fastbf-replay exited with status %d: %s", WEXITSTATUS(status),
                  line[0] ? line : "(no message; see replay.log)");
     } else {

@@ -414,6 +414,14 @@ static char *default_out(const fbf_cmp_spec *s)
     return fbf_cmp_strf("%s/%.*s-results", s->dir, len, base);
 }
 
+static bool known_key(const char *k, size_t len)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strlen(keys[i].name) == len && !strncmp(keys[i].name, k, len))
+            return true;
+    return false;
+}
+
 static int parse(fbf_cmp_spec *s, char *text, fbf_error *err)
 {
     bool seen[NKEYS] = {false};
@@ -437,6 +445,13 @@ static int parse(fbf_cmp_spec *s, char *text, fbf_error *err)
             continue;
         }
         bool more = false;
+        size_t kw = strspn(q, "abcdefghijklmnopqrstuvwxyz_");
+        const char *after = q + kw + strspn(q + kw, " \t");
+        if (cur && kw && *after == '=' && known_key(q, kw)) {
+            rc = fbf_errorf(err, -EINVAL, "%s:%d: %s: the list ends with a comma before '%.*s ='",
+                            s->file, it.n ? it.v[it.n - 1].line : cur_line, cur->name, (int)kw, q);
+            break;
+        }
         if (cur) {
             rc = parse_items(s->file, line, cur->name, q, &it, &more, err);
         } else {
