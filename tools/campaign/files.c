@@ -86,7 +86,8 @@ static int fsync_dir_of(const char *path)
     return rc;
 }
 
-int fbf_cmp_write_atomic(const char *path, const char *data, size_t len, fbf_error *err)
+static int write_renamed(const char *path, const char *data, size_t len, bool durable,
+                         fbf_error *err)
 {
     char *tmp = fbf_cmp_strf("%s.tmp.%ld", path, (long)getpid());
     if (!tmp)
@@ -109,7 +110,7 @@ int fbf_cmp_write_atomic(const char *path, const char *data, size_t len, fbf_err
         }
         off += (size_t)w;
     }
-    if (!rc && fsync(fd) < 0)
+    if (!rc && durable && fsync(fd) < 0)
         rc = fbf_errorf(err, -errno, "cannot flush '%s': %s", tmp, strerror(errno));
     if (close(fd) < 0 && !rc)
         rc = fbf_errorf(err, -errno, "cannot write '%s': %s", tmp, strerror(errno));
@@ -117,10 +118,20 @@ int fbf_cmp_write_atomic(const char *path, const char *data, size_t len, fbf_err
         rc = fbf_errorf(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
     if (rc)
         unlink(tmp);
-    else if (fsync_dir_of(path) < 0)
+    else if (durable && fsync_dir_of(path) < 0)
         rc = fbf_errorf(err, -EIO, "cannot flush the folder of '%s'", path);
     free(tmp);
     return rc;
+}
+
+int fbf_cmp_write_atomic(const char *path, const char *data, size_t len, fbf_error *err)
+{
+    return write_renamed(path, data, len, true, err);
+}
+
+int fbf_cmp_write_replace(const char *path, const char *data, size_t len, fbf_error *err)
+{
+    return write_renamed(path, data, len, false, err);
 }
 
 char *fbf_cmp_read_file(const char *path, size_t *len, int *code, fbf_error *err)

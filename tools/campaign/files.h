@@ -21,6 +21,11 @@ int fbf_cmp_mkdirs(const char *path, fbf_error *err);
 /* Writes len bytes of data to path atomically (see above). */
 int fbf_cmp_write_atomic(const char *path, const char *data, size_t len, fbf_error *err);
 
+/* The same rename without flushing to disk: a reader sees the old file or
+ * the new one, but after a crash the file may be empty. For bookkeeping
+ * that a crash may lose (a run counter), at a fraction of the cost. */
+int fbf_cmp_write_replace(const char *path, const char *data, size_t len, fbf_error *err);
+
 /* The whole file, NUL-terminated (caller frees), its length in *len when
  * len is not NULL; NULL with err filled (errno-style code in *code when
  * code is not NULL: -ENOENT for a missing file). */

@@ -92,7 +92,7 @@ static const metric metrics[] = {
 static int write_text(const char *dir, const char *name, const char *text, fbf_error *err)
 {
     char *p = fbf_cmp_strf("%s/%s", dir, name);
-    int rc = p ? fbf_cmp_write_atomic(p, text, strlen(text), err)
+    int rc = p ? fbf_cmp_write_replace(p, text, strlen(text), err)
                : fbf_errorf(err, -ENOMEM, "out of memory");
     free(p);
     return rc;

@@ -81,7 +81,7 @@ static int count_run(const fbf_cmp_cell *c, fbf_error *err)
     free(t);
     char buf[32];
     int len = snprintf(buf, sizeof buf, "%ld\n", n + 1);
-    int rc = fbf_cmp_write_atomic(p, buf, (size_t)len, err);
+    int rc = fbf_cmp_write_replace(p, buf, (size_t)len, err);
     free(p);
     return rc;
 }
@@ -164,7 +164,7 @@ static int start(const fbf_cmp_cell *c, const fbf_cmp_run_opts *o, const sigset_
         if (!info || !info_path || !log_path)
             rc = fbf_errorf(err, -ENOMEM, "out of memory");
         else
-            rc = fbf_cmp_write_atomic(info_path, info, strlen(info), err);
+            rc = fbf_cmp_write_replace(info_path, info, strlen(info), err);
     }
     if (!rc) {
         fflush(NULL);
@@ -296,7 +296,7 @@ static int finish(const slot *sl, int status, char *why, size_t cap, fbf_error *
         return rc ? rc : FBF_CMP_DONE;
     }
     char *f = cell_file(c, "failed"), *text = fbf_cmp_strf("%s\n", why);
-    rc = f && text ? fbf_cmp_write_atomic(f, text, strlen(text), err)
+    rc = f && text ? fbf_cmp_write_replace(f, text, strlen(text), err)
                    : fbf_errorf(err, -ENOMEM, "out of memory");
     free(f);
     free(text);
