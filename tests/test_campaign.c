@@ -53,8 +53,9 @@ static const char trace_two[] = "; MaxProcs: 4\n"
                                 "5 9 -1 10 1 -1 -1 1 20 -1 1 -1 -1 -1 -1 -1 -1 -1\n";
 
 static const char campaign[] = "# two traces, two policies, two platform sizes\n"
-                               "traces = one.swf, two.swf\n"
-                               "policies = fcfs, easy\n"
+                               "traces = one.swf,  # a list goes on after a comma\n"
+                               "         two.swf\n"
+                               "policies = fcfs, easy   # comments end lines\n"
                                "platform_sizes = 4, 8\n";
 
 #define NCELLS 8

@@ -414,6 +414,26 @@ static char *default_out(const fbf_cmp_spec *s)
     return fbf_cmp_strf("%s/%.*s-results", s->dir, len, base);
 }
 
+/* Cuts the line at a comment: a # at its start or after a blank, outside
+ * double quotes; then the blanks before it. */
+static void cut_comment(char *line)
+{
+    bool quoted = false;
+    for (char *p = line; *p; p++) {
+        if (quoted && *p == '\\' && p[1])
+            p++;
+        else if (*p == '"')
+            quoted = !quoted;
+        else if (!quoted && *p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t')) {
+            *p = '\0';
+            break;
+        }
+    }
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+        line[--n] = '\0';
+}
+
 static bool known_key(const char *k, size_t len)
 {
     for (size_t i = 0; i < NKEYS; i++)
@@ -440,7 +460,9 @@ static int parse(fbf_cmp_spec *s, char *text, fbf_error *err)
         while (*q == ' ' || *q == '\t')
             q++;
         char *next = nl ? nl + 1 : p + len;
-        if (*q == '\0' || *q == '#' || *q == ';') {
+        if (*q != ';')
+            cut_comment(q);
+        if (*q == '\0' || *q == ';') {
             p = next;
             continue;
         }

@@ -3,7 +3,8 @@
  *
  * The format is key = value lines; a value is a comma-separated list:
  *
- *     # comment (a line whose first non-blank character is # or ;)
+ *     # comment: from a # at the start of a line or after a blank, outside
+ *     # double quotes, to the end of the line; also a line starting with ;
  *     traces             = kth.swf.gz, ctc.swf.gz
  *     policies           = fcfs, easy, conservative
  *     reservation_depths = default, 4
