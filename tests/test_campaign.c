@@ -248,7 +248,10 @@ static void test_local_run(void **state)
     /* The cells ran what they say: two.swf under easy on 4 machines. */
     assert_int_equal(sh("'%s' two.swf --inproc --policy easy --nb-res 4 --quiet --out byhand",
                         replay), 0);
-    cJSON *j = cJSON_Parse(slurp(fbf_test_tmp_path("byhand/summary.json")));
+    char *byhand = slurp(fbf_test_tmp_path("byhand/summary.json"));
+    assert_non_null(byhand);
+    cJSON *j = cJSON_Parse(byhand);
+    free(byhand);
     assert_non_null(j);
     assert_true(json_at(j, "mean_wait") == strtod(t.f[6][C_WAIT], NULL));
     assert_true(json_at(j, "mean_bounded_slowdown") == strtod(t.f[6][C_BSLD], NULL));
