@@ -166,6 +166,17 @@ static int plot_metric(const char *out, const char *dir, const metric *m, const 
         }
         fputc('\n', d);
     }
+    /* Policies differ by orders of magnitude (fcfs against backfilling):
+     * past a factor of 20, a log scale keeps the small bars readable. */
+    double lo = 0, hi = 0;
+    bool first = true;
+    for (size_t k = 0; k < ng * ns; k++)
+        if (has[k]) {
+            lo = first || val[k] < lo ? val[k] : lo;
+            hi = first || val[k] > hi ? val[k] : hi;
+            first = false;
+        }
+    bool logy = !first && lo > 0 && hi / lo > 20;
     size_t width = 160 + ng * (ns * 22 + 30);
     width = width < 640 ? 640 : width > 4000 ? 4000 : width;
     bool rotate = ng > 4 || longest > 16;
@@ -180,12 +191,13 @@ static int plot_metric(const char *out, const char *dir, const metric *m, const 
             "set style histogram clustered gap 1\n"
             "set style fill solid 0.85 border -1\n"
             "set boxwidth 0.9\n"
-            "set yrange [0:*]\n"
+            "%s"
             "set grid ytics\n"
             "set key outside right top vertical\n"
             "%s"
             "plot for [i=2:%zu] '%s.dat' using i:xtic(1) title columnheader(i)\n",
             m->title, m->file, width, rotate ? 560 : 480, m->file, m->title, m->ylabel,
+            logy ? "set logscale y\nset yrange [*:*]\n" : "set yrange [0:*]\n",
             rotate ? "set xtics rotate by -30\n" : "", ns + 1, m->file);
     if (ferror(d) | ferror(g)) {
         rc = fbf_errorf(err, -ENOMEM, "out of memory");

@@ -6,7 +6,9 @@
  * one cluster per combination of the other axes (the trace's stem, then
  * n<nb_res>, m<max_jobs>, s<seed> and the options string where those axes
  * have more than one value), one bar per policy (and depth, where it is
- * not the policy's own). Cells not done leave their bar out. The data and
+ * not the policy's own); the y axis is logarithmic when the largest bar is
+ * more than 20 times the smallest (and none is 0), as fcfs against the
+ * backfilling policies often is. Cells not done leave their bar out. The data and
  * gnuplot scripts stay in <out>/plots/ (with gnuplot's log), so a plot can
  * be restyled and redrawn by hand: cd <out>/plots && gnuplot mean_wait.gp.
  * Each PNG is written under a temporary name and renamed once gnuplot
