@@ -244,6 +244,10 @@ int fbf_zmq_serve_with(const fbf_zmq_options *o, const fbf_zmq_handler *h,
             fprintf(s.warn, "fastbf: warning: %s is reachable from other machines "
                             "(--allow-remote): the first peer to speak drives this fastbf\n",
                     endpoint);
+        if (o->announce) {
+            fprintf(s.warn, "%s listening on %s\n", o->announce, endpoint);
+            fflush(s.warn);
+        }
         rc = serve_loop(&s, stats, err);
     }
     fbf_zmq_watch_stop(&s.watch, s.sock);

@@ -78,6 +78,8 @@ typedef struct fbf_zmq_options {
     bool allow_remote;    /* bind a network-wide endpoint, with a warning */
     size_t max_message;   /* bytes; 0: FBF_ZMQ_MAX_MESSAGE_DEFAULT */
     FILE *warn;           /* refused peers and messages; NULL: stderr */
+    const char *announce; /* once bound, "<announce> listening on <endpoint>" on warn;
+                           * NULL: nothing */
 } fbf_zmq_options;
 
 int fbf_zmq_serve_with(const fbf_zmq_options *o, const fbf_zmq_handler *h,

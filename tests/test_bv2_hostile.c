@@ -558,7 +558,7 @@ static void run_case(void **state)
         close(fd);
     close(lfd);
     unlink(path);
-    char *err = fbf_test_replay_read(err_path);
+    char *err = fbf_test_drop_announce(fbf_test_replay_read(err_path));
     unlink(err_path);
     free(err_path);
     if (!err)

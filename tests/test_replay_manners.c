@@ -44,10 +44,16 @@ static void test_progress_lines(void **state)
     assert_true(last == err || last[-1] == '\n');
     /* Every progress line is a line of its own, without a carriage return. */
     assert_null(strchr(err, '\r'));
-    const char *stats = strstr(err, "fastbf: ");
-    if (!stats || stats < last || stats[-1] != '\n')
+    const char *stats = strstr(err, " messages answered in ");
+    while (stats && stats > err && stats[-1] != '\n')
+        stats--;
+    if (!stats || stats < last || strncmp(stats, "fastbf: ", 8) != 0)
         fail_msg("fastbf's --stats line is not on a line of its own after the progress:\n%s",
                  err);
+    /* fastbf says where it listens first, on a line of its own too. */
+    const char *hello = strstr(err, "fastbf: easy (reservation depth 1, 1 worker), Batsim v4, "
+                                    "listening on tcp://127.0.0.1:");
+    assert_true(hello && (hello == err || hello[-1] == '\n') && hello < last);
     for (const char *p = err; (p = strstr(p, "fastbf-replay: ")) != NULL; p++) {
         const char *eol = strchr(p, '\n');
         assert_non_null(eol);

@@ -396,12 +396,19 @@ int main(int argc, char **argv)
         return 1;
     }
     long start_kib = -1;
-    if (verbose) {
+    if (verbose)
         start_kib = fbf_memstat_settled_rss_kib();
-        fprintf(stderr, "fastbf: policy %s, depth %lld, %lld workers, %s %s\n", pe->name,
-                depth == FBF_DEPTH_UNLIMITED ? -1LL : depth, workers,
-                v2 ? "Batsim v2 at" : "listening on", v2 ? fbf_bv2_client_socket(c) : endpoint);
-    }
+    /* One line says what runs and where Batsim finds it. */
+    char announce[200], depth_text[48] = "";
+    if (pe->ops == fbf_policy_lookup("easy")->ops)
+        snprintf(depth_text, sizeof depth_text, depth == FBF_DEPTH_UNLIMITED
+                                                    ? "reservation depth unlimited, "
+                                                    : "reservation depth %lld, ", depth);
+    snprintf(announce, sizeof announce, "fastbf: %s (%s%lld worker%s), %s,", pe->name,
+             depth_text, workers, workers > 1 ? "s" : "",
+             v5 ? "Batsim 5 EDC" : v2 ? "Batsim v2" : "Batsim v4");
+    if (v2)
+        fprintf(stderr, "%s connected to %s\n", announce, fbf_bv2_client_socket(c));
     fbf_serve_stats st = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -409,7 +416,8 @@ int main(int argc, char **argv)
     fbf_zmq_options zo = {.endpoint = endpoint,
                           .allow_remote = allow_remote,
                           .max_message = (size_t)max_message,
-                          .warn = stderr};
+                          .warn = stderr,
+                          .announce = announce};
     int rc;
     if (v5) {
         fbf_zmq_handler h = fbf_bv5_process_handler(&p5);

@@ -3,6 +3,7 @@
  * (see replay_run.h).
  */
 #define _XOPEN_SOURCE 700 /* nftw */
+#define _GNU_SOURCE /* memmem */
 #include "support/replay_run.h"
 #include "support/testkit.h"
 
@@ -332,4 +333,19 @@ int fbf_test_replay_require_fastbf(void)
         return 0;
     fprintf(stderr, "fastbf not built at %s\n", fbf_test_replay_fastbf_path());
     return 1;
+}
+
+char *fbf_test_drop_announce(char *err)
+{
+    for (char *line = err; line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+        if (strncmp(line, "fastbf: ", 8) == 0 &&
+            (memmem(line, len, " listening on ", 14) || memmem(line, len, " connected to ", 14))) {
+            memmove(line, line + len, strlen(line + len) + 1);
+            break;
+        }
+        line += len;
+    }
+    return err;
 }

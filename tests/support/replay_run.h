@@ -43,6 +43,11 @@ int fbf_test_replay_write(const char *path, const char *text, int gz);
 char *fbf_test_replay_tmpdir(void);
 void fbf_test_replay_rmdir(char *dir);
 
+/* fastbf's stderr without the line that says where it listens ("fastbf:
+ * ... listening on URL" or "... connected to PATH"), in place; err may be
+ * NULL. */
+char *fbf_test_drop_announce(char *err);
+
 /* The whole file, malloc'ed, or NULL. */
 char *fbf_test_replay_read(const char *path);
 

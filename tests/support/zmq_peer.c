@@ -2,6 +2,7 @@
  * zmq_peer: plays Batsim against a real fastbf process (see zmq_peer.h).
  */
 #include "support/zmq_peer.h"
+#include "support/replay_run.h"
 #include "support/testkit.h"
 
 #include <arpa/inet.h>
@@ -141,7 +142,12 @@ static char *fbf_test_read_file(const char *path)
 }
 
 char *fbf_test_peer_stdout(const fbf_test_peer *p) { return fbf_test_read_file(p->out_path); }
-char *fbf_test_peer_stderr(const fbf_test_peer *p) { return fbf_test_read_file(p->err_path); }
+char *fbf_test_peer_stderr(const fbf_test_peer *p)
+{
+    return fbf_test_drop_announce(fbf_test_read_file(p->err_path));
+}
+
+char *fbf_test_peer_stderr_all(const fbf_test_peer *p) { return fbf_test_read_file(p->err_path); }
 
 int fbf_test_count_lines(const char *s)
 {

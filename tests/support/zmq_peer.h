@@ -79,7 +79,10 @@ int fbf_test_peer_wait(fbf_test_peer *p, int timeout_ms);
 
 /* The captured stdout / stderr so far, malloc'ed (caller frees). */
 char *fbf_test_peer_stdout(const fbf_test_peer *p);
+/* fastbf's stderr so far, without the line saying where it listens;
+ * _all: with it. malloc'ed. */
 char *fbf_test_peer_stderr(const fbf_test_peer *p);
+char *fbf_test_peer_stderr_all(const fbf_test_peer *p);
 
 /* Closes the REQ socket (the peer disconnects) but keeps the child. */
 void fbf_test_peer_disconnect(fbf_test_peer *p);
