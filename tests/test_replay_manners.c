@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "support/replay_run.h"
 
@@ -63,6 +64,44 @@ static void test_progress_lines(void **state)
     free(err);
 }
 
+/* On a terminal (script(1) gives the replay one), the progress line is
+ * redrawn in place; the scheduler's own lines (fastbf --verbose logs
+ * every decision) must each start on a cleared line, never after the
+ * progress text. */
+static void test_child_lines_on_a_terminal(void **state)
+{
+    (void)state;
+    char *dir = fbf_test_replay_tmpdir(), cmd[2048], log[700];
+    snprintf(log, sizeof log, "%s/tty.log", dir);
+    snprintf(cmd, sizeof cmd, "script -qec \"%s %s --max-jobs 8000 --scheduler '%s --verbose'\" "
+             "/dev/null > %s 2>&1", fbf_test_replay_path(), KTH, fbf_test_replay_fastbf_path(),
+             log);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    char *tty = fbf_test_replay_read(log);
+    assert_non_null(tty);
+    int progress = 0;
+    for (char *line = tty; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        size_t n = strlen(line);
+        while (n && line[n - 1] == '\r')
+            line[--n] = '\0';
+        char *shown = strrchr(line, '\r'); /* what the terminal keeps of the line */
+        shown = shown ? shown + 1 : line;
+        if (strstr(line, "jobs done"))
+            progress++;
+        const char *p = strstr(shown, "jobs done");
+        if (p && strstr(p, "fastbf: "))
+            fail_msg("a line of fastbf's glued onto the progress line: %s", shown);
+        line = nl ? nl + 1 : NULL;
+    }
+    assert_true(progress >= 1); /* the final line at least */
+    free(tty);
+    fbf_test_replay_rmdir(dir);
+}
+
 static void test_same_default_policy(void **state)
 {
     (void)state;
@@ -98,6 +137,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_progress_lines),
+        cmocka_unit_test(test_child_lines_on_a_terminal),
         cmocka_unit_test(test_same_default_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

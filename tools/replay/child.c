@@ -12,7 +12,9 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -155,15 +157,46 @@ static void on_fatal_signal(int sig)
  * still holds the replayer's sockets, close-on-exec or not; a copy of a
  * ZeroMQ connection kept open here would be a second peer for the
  * scheduler. */
-static void guard_close_all(void)
+static void guard_close_from(unsigned first)
 {
 #ifdef SYS_close_range
-    if (syscall(SYS_close_range, 0U, ~0U, 0U) == 0)
+    if (syscall(SYS_close_range, first, ~0U, 0U) == 0)
         return;
 #endif
     long max = sysconf(_SC_OPEN_MAX);
-    for (long fd = 0; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+    for (long fd = first; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
         close((int)fd);
+}
+
+/* The scheduler's output, relayed to the terminal (fd 2): each line
+ * starts by clearing the terminal's line, so that it never lands after
+ * the replayer's progress line, which is redrawn in place. */
+static void relay(const char *buf, size_t n, bool *at_start)
+{
+    while (n > 0) {
+        const char *nl = memchr(buf, '\n', n);
+        size_t k = nl ? (size_t)(nl - buf) + 1 : n;
+        if (*at_start && write(STDERR_FILENO, "\r\033[K", 4) < 0)
+            return;
+        if (write(STDERR_FILENO, buf, k) < 0)
+            return;
+        *at_start = nl != NULL;
+        buf += k;
+        n -= k;
+    }
+}
+
+/* What the pipe (fd 0) still holds, before the guard ends. */
+static void relay_drain(bool *at_start)
+{
+    char buf[4096];
+    struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+    while (poll(&p, 1, 0) > 0) {
+        ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+        if (n <= 0)
+            return;
+        relay(buf, (size_t)n, at_start);
+    }
 }
 
 /* Ends like the shell did, so that the replayer reads the same status. */
@@ -210,7 +243,7 @@ static _Noreturn void guard_orphaned(pid_t sh)
  * is lost between a check and a wait. Only async-signal-safe calls here:
  * the replayer may have had other threads when it forked.
  */
-static _Noreturn void guard_main(const char *cmd, pid_t parent)
+static _Noreturn void guard_main(const char *cmd, pid_t parent, bool relay_output)
 {
     setpgid(0, 0);
     sigset_t all, old, waited;
@@ -222,14 +255,26 @@ static _Noreturn void guard_main(const char *cmd, pid_t parent)
 #endif
     if (getppid() != parent)
         _exit(128 + SIGTERM); /* gone before the death signal was asked for */
+    int pfd[2];
+    if (relay_output && pipe(pfd) != 0)
+        relay_output = false;
     dup2(STDERR_FILENO, STDOUT_FILENO);
     pid_t sh = fork();
     if (sh == 0) {
+        if (relay_output) {
+            dup2(pfd[1], STDOUT_FILENO);
+            dup2(pfd[1], STDERR_FILENO);
+            close(pfd[0]);
+            close(pfd[1]);
+        }
         sigprocmask(SIG_SETMASK, &old, NULL);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
-    guard_close_all();
+    /* Only stderr (and, relaying, the pipe's read end as stdin) stays. */
+    if (relay_output)
+        dup2(pfd[0], STDIN_FILENO);
+    guard_close_from(relay_output ? 3 : 0);
     if (sh < 0)
         _exit(127);
     sigemptyset(&waited);
@@ -237,13 +282,37 @@ static _Noreturn void guard_main(const char *cmd, pid_t parent)
     sigaddset(&waited, SIGTERM);
     sigaddset(&waited, SIGINT);
     sigaddset(&waited, SIGHUP);
+    int sfd = relay_output ? signalfd(-1, &waited, SFD_CLOEXEC) : -1;
+    bool at_start = true, reading = sfd >= 0;
     for (;;) {
         int st;
-        if (waitpid(sh, &st, WNOHANG) == sh)
+        if (waitpid(sh, &st, WNOHANG) == sh) {
+            if (sfd >= 0)
+                relay_drain(&at_start);
             guard_exit_as(st);
+        }
         if (getppid() != parent)
             guard_orphaned(sh);
-        sigwaitinfo(&waited, NULL);
+        if (sfd < 0) {
+            sigwaitinfo(&waited, NULL);
+            continue;
+        }
+        struct pollfd p[2] = {{sfd, POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+        if (poll(p, reading ? 2 : 1, -1) <= 0)
+            continue;
+        if (p[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof si) < 0)
+                continue;
+        }
+        if (reading && (p[1].revents & (POLLIN | POLLHUP))) {
+            char buf[4096];
+            ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+            if (n <= 0)
+                reading = false; /* every writer is gone */
+            else
+                relay(buf, (size_t)n, &at_start);
+        }
     }
 }
 
@@ -256,8 +325,8 @@ int fbf_child_spawn(fbf_child *c, const char *cmd, fbf_error *err)
     pid_t pid = fork();
     if (pid < 0)
         return fbf_errorf(err, -errno, "fork: %s", strerror(errno));
-    if (pid == 0)
-        guard_main(cmd, parent);
+    if (pid == 0) /* on a terminal, the scheduler's lines clear the progress line first */
+        guard_main(cmd, parent, isatty(STDERR_FILENO));
     setpgid(pid, pid); /* also here: whichever runs first, the group exists */
     c->pid = pid;
     g_child_pgid = pid;
