@@ -197,8 +197,9 @@ static int serve_loop(server *s, fbf_serve_stats *st, fbf_error *err)
         if (e == ETERM && fbf_zmq_watch_lost(&s->watch))
             rc = fbf_errorf(err, -ECONNRESET,
                             "Batsim disconnected after %lu messages, before the simulation "
-                            "ended (a message above --max-message %zu bytes, refused unread, "
-                            "also ends its connection)",
+                            "ended (ZeroMQ also ends a connection whose message it cannot take "
+                            "unread: above --max-message %zu bytes, or more than this process "
+                            "can allocate)",
                             received, s->max_message);
         else
             rc = fbf_errorf(err, -e, "%s failed: %s", op, zmq_strerror(e));
@@ -236,8 +237,9 @@ int fbf_zmq_serve_with(const fbf_zmq_options *o, const fbf_zmq_handler *h,
                         zmq_strerror(errno));
         goto out;
     }
-    fbf_zmq_watch_start(&s.watch, zctx, s.sock, s.warn, s.max_message);
-    if (zmq_bind(s.sock, endpoint) != 0) {
+    if ((rc = fbf_zmq_watch_start(&s.watch, zctx, s.sock, s.warn, s.max_message, err)) < 0) {
+        /* said as it is */
+    } else if (zmq_bind(s.sock, endpoint) != 0) {
         rc = fbf_errorf(err, -errno, "cannot bind %s: %s", endpoint, zmq_strerror(errno));
     } else {
         if (reach > 0)

@@ -80,8 +80,9 @@ static bool drain_events(fbf_zmq_watch *w, bool *handshake_failed)
             if (!*handshake_failed)
                 fprintf(w->warn,
                         "fastbf: a peer that is not the session's disconnected (connection "
-                        "fd %d); a message above --max-message %zu bytes, refused unread, "
-                        "ends its connection so\n",
+                        "fd %d); ZeroMQ also ends a connection whose message it cannot take "
+                        "unread: above --max-message %zu bytes, or more than this process can "
+                        "allocate\n",
                         (int)fd, w->max_message);
             *handshake_failed = false;
         }
@@ -129,32 +130,48 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-void fbf_zmq_watch_start(fbf_zmq_watch *w, void *ctx, void *sock, FILE *warn,
-                         size_t max_message)
+int fbf_zmq_watch_start(fbf_zmq_watch *w, void *ctx, void *sock, FILE *warn,
+                        size_t max_message, fbf_error *err)
 {
     *w = (fbf_zmq_watch){.ctx = ctx, .warn = warn, .max_message = max_message};
     atomic_init(&w->pinned_fd, -1);
     atomic_init(&w->lost, false);
+    w->capfds = 16;
+    if (!(w->fds = malloc(w->capfds * sizeof *w->fds)))
+        return fbf_errorf(err, -ENOMEM, "out of memory watching Batsim's connection");
     char mon_ep[64], stop_ep[64];
     snprintf(mon_ep, sizeof mon_ep, "inproc://fbf-monitor-%p", (void *)sock);
     snprintf(stop_ep, sizeof stop_ep, "inproc://fbf-stop-%p", (void *)sock);
     if (zmq_socket_monitor(sock, mon_ep,
-                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | HANDSHAKE_FAILED) != 0)
-        return;
+                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | HANDSHAKE_FAILED) != 0) {
+        int e = errno;
+        free(w->fds);
+        w->fds = NULL;
+        return fbf_errorf(err, -e, "cannot watch Batsim's connection: %s", zmq_strerror(e));
+    }
     w->mon = zmq_socket(ctx, ZMQ_PAIR);
     w->stop_tx = zmq_socket(ctx, ZMQ_PAIR);
     w->stop_rx = zmq_socket(ctx, ZMQ_PAIR);
-    if (w->mon && w->stop_tx && w->stop_rx && zmq_connect(w->mon, mon_ep) == 0 &&
-        zmq_bind(w->stop_tx, stop_ep) == 0 && zmq_connect(w->stop_rx, stop_ep) == 0 &&
-        pthread_create(&w->thread, NULL, watch_main, w) == 0) {
+    int rc = 0;
+    if (!w->mon || !w->stop_tx || !w->stop_rx || zmq_connect(w->mon, mon_ep) != 0 ||
+        zmq_bind(w->stop_tx, stop_ep) != 0 || zmq_connect(w->stop_rx, stop_ep) != 0)
+        rc = fbf_errorf(err, -errno, "cannot watch Batsim's connection: %s",
+                        zmq_strerror(errno));
+    else if ((rc = pthread_create(&w->thread, NULL, watch_main, w)) != 0)
+        rc = fbf_errorf(err, -rc, "cannot start the thread that watches Batsim's connection: "
+                        "%s", strerror(rc));
+    if (rc == 0) {
         w->running = true;
-        return;
+        return 0;
     }
     zmq_socket_monitor(sock, NULL, 0);
     void *const made[] = {w->mon, w->stop_tx, w->stop_rx};
     for (size_t i = 0; i < sizeof made / sizeof *made; i++)
         if (made[i])
             zmq_close(made[i]);
+    free(w->fds);
+    w->fds = NULL;
+    return rc;
 }
 
 void fbf_zmq_watch_pin(fbf_zmq_watch *w, int fd)

@@ -30,8 +30,13 @@
  * stop_rx and the set of connections are the watcher's from start to
  * stop, which joins it; pinned_fd and lost are the only shared state.
  * start must come before the socket binds, so that no connection is
- * accepted unseen. When the monitor cannot be set up, the server runs
- * without it (running false: no disconnection is detected).
+ * accepted unseen. start returns -errno with one line in err when the
+ * monitor or its thread cannot be set up (out of memory, no thread to be
+ * had): a server that could not tell Batsim's death would wait forever.
+ * The watcher's table of connections is allocated by start, on the I/O
+ * thread, so that the watcher itself allocates nothing until a 17th
+ * connection: a thread's first allocation is where an allocator that
+ * has run out of memory fails worst.
  */
 #ifndef FBF_ZMQ_WATCH_H
 #define FBF_ZMQ_WATCH_H
@@ -41,6 +46,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+
+#include "engine/error.h"
 
 typedef struct fbf_zmq_watch {
     void *ctx;
@@ -57,8 +64,8 @@ typedef struct fbf_zmq_watch {
     bool running;
 } fbf_zmq_watch;
 
-void fbf_zmq_watch_start(fbf_zmq_watch *w, void *ctx, void *sock, FILE *warn,
-                         size_t max_message);
+int fbf_zmq_watch_start(fbf_zmq_watch *w, void *ctx, void *sock, FILE *warn,
+                        size_t max_message, fbf_error *err);
 /* The session's peer speaks through connection fd (its messages' ZMQ_SRCFD). */
 void fbf_zmq_watch_pin(fbf_zmq_watch *w, int fd);
 /* True once the pinned peer's connection was lost (and the context shut down). */

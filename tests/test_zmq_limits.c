@@ -264,8 +264,9 @@ static void test_session_peer_above_limit(void **state)
                  "%s)",
                  got, rc, err);
     assert_string_equal(err, "fastbf: Batsim disconnected after 2 messages, before the "
-                             "simulation ended (a message above --max-message 4096 bytes, "
-                             "refused unread, also ends its connection)\n");
+                             "simulation ended (ZeroMQ also ends a connection whose message it "
+                             "cannot take unread: above --max-message 4096 bytes, or more than "
+                             "this process can allocate)\n");
     free(err);
     fbf_test_peer_stop(&p);
 }
@@ -288,8 +289,9 @@ static void test_other_peer_above_limit(void **state)
                           "fd ",
                       5000))
         fail_msg("no line about the oversized message: %s", fbf_test_peer_stderr(&p));
-    assert_true(stderr_shows(&p, "); a message above --max-message 4096 bytes, refused "
-                                 "unread, ends its connection so\n",
+    assert_true(stderr_shows(&p, "); ZeroMQ also ends a connection whose message it cannot "
+                                 "take unread: above --max-message 4096 bytes, or more than "
+                                 "this process can allocate\n",
                              0));
     short_session(&p);
     fbf_test_peer_stop(&p);
