@@ -447,6 +447,8 @@ int fbf_sched_scan(fbf_sched *s, fbf_sched_filter keep, const void *ctx, fbf_hve
         lens[i] = s->scan_out[i].n;
         total += lens[i];
     }
+    if (total == 0)
+        return 0; /* out->v may still be NULL: no pointer arithmetic on it */
     if (out->n + total > out->cap) {
         fbf_job_h *v = realloc(out->v, (out->n + total) * sizeof *v);
         if (!v)

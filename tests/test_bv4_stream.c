@@ -30,7 +30,7 @@ static void put(text *t, const char *fmt, ...)
     va_list ap;
     for (;;) {
         va_start(ap, fmt);
-        int k = vsnprintf(t->p + t->n, t->cap - t->n, fmt, ap);
+        int k = vsnprintf(t->p ? t->p + t->n : NULL, t->cap - t->n, fmt, ap);
         va_end(ap);
         if ((size_t)k < t->cap - t->n) {
             t->n += (size_t)k;

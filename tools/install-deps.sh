@@ -3,7 +3,7 @@
 # Idempotent: packages already present are left alone. Run as root (or via sudo).
 set -euo pipefail
 PKGS=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config clang
   libzmq3-dev libck-dev libjemalloc-dev libcjson-dev zlib1g-dev
   libhiredis-dev redis-server
   flatbuffers-compiler libflatbuffers-dev
