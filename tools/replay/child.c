@@ -168,37 +168,48 @@ static void guard_close_from(unsigned first)
         close((int)fd);
 }
 
-/* The scheduler's output, relayed to the terminal (fd 2): each line
- * starts by clearing the terminal's line, so that it never lands after
- * the replayer's progress line, which is redrawn in place. */
-static void relay(const char *buf, size_t n, bool *at_start)
+/* The scheduler's output, relayed to the terminal (fd 2) a whole line at
+ * a time, each in one write that first clears the terminal's line: the
+ * replayer redraws its progress line in place, and a line written in
+ * pieces could have the progress drawn between them. A line longer than
+ * the buffer goes out in buffer-sized pieces. */
+typedef struct relay_buf {
+    char text[4 + 4096]; /* "\r\033[K", then the line so far */
+    size_t len;          /* bytes of the line so far */
+} relay_buf;
+
+static void relay_flush(relay_buf *r)
 {
-    while (n > 0) {
-        const char *nl = memchr(buf, '\n', n);
-        size_t k = nl ? (size_t)(nl - buf) + 1 : n;
-        if (*at_start && write(STDERR_FILENO, "\r\033[K", 4) < 0)
-            return;
-        if (write(STDERR_FILENO, buf, k) < 0)
-            return;
-        *at_start = nl != NULL;
-        buf += k;
-        n -= k;
+    if (r->len == 0)
+        return;
+    memcpy(r->text, "\r\033[K", 4);
+    if (write(STDERR_FILENO, r->text, 4 + r->len) < 0)
+        r->len = 0;
+    r->len = 0;
+}
+
+static void relay(relay_buf *r, const char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        r->text[4 + r->len++] = buf[i];
+        if (buf[i] == '\n' || r->len == sizeof r->text - 4)
+            relay_flush(r);
     }
 }
 
 /* What the pipe (fd 0) still holds, before the guard ends. */
-static void relay_drain(bool *at_start)
+static void relay_drain(relay_buf *r)
 {
     char buf[4096];
     struct pollfd p = {STDIN_FILENO, POLLIN, 0};
     while (poll(&p, 1, 0) > 0) {
         ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
         if (n <= 0)
-            return;
-        relay(buf, (size_t)n, at_start);
+            break;
+        relay(r, buf, (size_t)n);
     }
+    relay_flush(r);
 }
-
 /* Ends like the shell did, so that the replayer reads the same status. */
 static _Noreturn void guard_exit_as(int st)
 {
@@ -283,12 +294,13 @@ static _Noreturn void guard_main(const char *cmd, pid_t parent, bool relay_outpu
     sigaddset(&waited, SIGINT);
     sigaddset(&waited, SIGHUP);
     int sfd = relay_output ? signalfd(-1, &waited, SFD_CLOEXEC) : -1;
-    bool at_start = true, reading = sfd >= 0;
+    bool reading = sfd >= 0;
+    relay_buf line = {.len = 0};
     for (;;) {
         int st;
         if (waitpid(sh, &st, WNOHANG) == sh) {
             if (sfd >= 0)
-                relay_drain(&at_start);
+                relay_drain(&line);
             guard_exit_as(st);
         }
         if (getppid() != parent)
@@ -308,10 +320,12 @@ static _Noreturn void guard_main(const char *cmd, pid_t parent, bool relay_outpu
         if (reading && (p[1].revents & (POLLIN | POLLHUP))) {
             char buf[4096];
             ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
-            if (n <= 0)
+            if (n <= 0) {
                 reading = false; /* every writer is gone */
-            else
-                relay(buf, (size_t)n, &at_start);
+                relay_flush(&line);
+            } else {
+                relay(&line, buf, (size_t)n);
+            }
         }
     }
 }
