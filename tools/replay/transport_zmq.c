@@ -73,6 +73,11 @@ static void *watch_main(void *arg)
 {
     zmq_tr *t = arg;
     long long limit = (long long)fmin(t->timeout_s * 1e9, 9e18);
+    /* A scheduler may send its last reply and exit at once: the reply can
+     * still be on its way through ZeroMQ when the exit is seen, so the
+     * exchange is given up only once the exit is this old. */
+    const long long grace = 500 * 1000000LL;
+    long long gone_at = 0; /* when the child's exit was first seen */
     pthread_mutex_lock(&t->mu);
     while (!t->stop) {
         struct timespec until;
@@ -84,9 +89,13 @@ static void *watch_main(void *arg)
         long long since = atomic_load(&t->inflight_ns);
         if (t->stop || since == 0)
             continue;
-        int why = t->child.pid > 0 && fbf_child_exited(&t->child) ? WHY_CHILD
-                  : mono_ns() - since >= limit          ? WHY_TIMEOUT
-                                                         : WHY_NONE;
+        long long now = mono_ns();
+        bool exited = t->child.pid > 0 && fbf_child_exited(&t->child);
+        if (exited && gone_at == 0)
+            gone_at = now;
+        int why = exited && now - gone_at >= grace ? WHY_CHILD
+                  : now - since >= limit         ? WHY_TIMEOUT
+                                                 : WHY_NONE;
         if (why != WHY_NONE) {
             atomic_store(&t->why, why);
             zmq_ctx_shutdown(t->ctx);
