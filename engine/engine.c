@@ -135,6 +135,8 @@ void fbf_engine_destroy(fbf_engine *e)
     fbf_hvec_fini(&e->kills);
     fbf_hvec_fini(&e->started);
     fbf_hvec_fini(&e->given_up);
+    fbf_hvec_fini(&e->requeued);
+    fbf_hvec_fini(&e->rsv_set);
     free(e->dec);
     free(e);
 }
@@ -173,6 +175,9 @@ int fbf_engine_begin(fbf_engine *e, double now, fbf_error *err)
     e->rejects.n = e->execs.n = e->kills.n = e->given_up.n = 0;
     e->cml = NAN;
     e->dec_n = 0;
+    e->point_seq0 = fbf_jobs_count(e->jobs);
+    e->requeued.n = e->rsv_set.n = 0;
+    e->rsv_oom = false;
     return 0;
 }
 
@@ -270,8 +275,12 @@ int fbf_engine_decide(fbf_engine *e, fbf_error *err)
         return fbf_errorf(err, -ENOMEM, "out of memory");
     if (e->has_platform) {
         int rc = fbf_power_before(e->power, e);
-        if (rc == 0 && (rc = e->ops->decide(e->pstate, e, err)) < 0)
+        e->in_pass = true;
+        if (rc == 0 && (rc = e->ops->decide(e->pstate, e, err)) < 0) {
+            e->in_pass = false;
             return rc;
+        }
+        e->in_pass = false;
         if (rc < 0 || fbf_power_after(e->power, e, &pcml) < 0)
             return fbf_errorf(err, -ENOMEM, "out of memory");
     }
@@ -398,6 +407,8 @@ const fbf_job *fbf_sched_job(const fbf_sched *s, fbf_job_h j) { return fbf_jobs_
 void fbf_sched_set_rsv(fbf_sched *s, fbf_job_h j, double rsv)
 {
     fbf_jobs_get(s->jobs, j)->rsv = rsv;
+    if (s->track_rsv && s->in_pass && fbf_hvec_push(&s->rsv_set, j) < 0)
+        s->rsv_oom = true; /* reported by fbf_engine_reservations_set() */
 }
 
 void fbf_sched_iter_init(fbf_sched *s, fbf_sched_iter *it)

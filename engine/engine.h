@@ -194,6 +194,59 @@ fbf_start_reason fbf_engine_job_start_reason(const fbf_engine *e, fbf_job_h j);
 /* The reservation the policy holds for a waiting job, or NAN. */
 double fbf_engine_job_reservation(const fbf_engine *e, fbf_job_h j);
 
+/* ---- jobs steered from outside a pass (engine/jobctl.c) ----
+ *
+ * For a peer that keeps its jobs across a scheduler's restart (Flux's
+ * RFC 27 hello), cancels a waiting job's request (sched.cancel), sends it
+ * again later, and for an operator who corrects a waiting job's walltime.
+ * Each applies at once, at the current decision point, between
+ * fbf_engine_begin() and fbf_engine_decide(). A job that entered the
+ * queue at the current decision point (submitted or requeued) cannot be
+ * withdrawn, requeued or changed at it (-EBUSY): the policy has not
+ * placed it yet. */
+
+/* A job found running (its peer's word), on alloc until end (INFINITY: no
+ * known end), before any job waits: it runs from now on for the policy,
+ * which plans with end. -EINVAL (nothing applied, the resource named) if
+ * alloc is empty or a resource of it is not free (already a job's, or not
+ * a compute resource), or jobs wait; -EEXIST an id known; -ENOMEM. */
+int fbf_engine_adopt(fbf_engine *e, const char *id, const fbf_idset *alloc, double end,
+                     fbf_error *err);
+/* A waiting job leaves the queue without running; its reservation is
+ * released (conservative compresses, as for a completion) and its state
+ * becomes FBF_JOB_REJECTED. -EINVAL if it does not wait. */
+int fbf_engine_withdraw(fbf_engine *e, fbf_job_h h, fbf_error *err);
+/* A withdrawn job waits again, at its place in queue order (its subtime
+ * and arrival are unchanged). -EINVAL if it is not a withdrawn job (it
+ * must fit the platform and, under a policy that needs one, have a
+ * walltime). */
+int fbf_engine_requeue(fbf_engine *e, fbf_job_h h, fbf_error *err);
+/* A waiting job's walltime becomes walltime (-1: none, refused where the
+ * policy needs one): it is placed again as a new arrival would be (D7 b),
+ * its place in the queue unchanged. -EINVAL if it does not wait or the
+ * walltime is refused. A running job keeps the walltime it started with:
+ * the peer enforces that one. */
+int fbf_engine_set_walltime(fbf_engine *e, fbf_job_h h, double walltime, fbf_error *err);
+
+/* Reservations as they change, for a peer that shows them (RFC 27's
+ * sched.t_estimate): once on, the waiting jobs whose reservation the pass
+ * of the current decision point set, in the order it set them (a job may
+ * come more than once; its last value is fbf_engine_job_reservation()).
+ * With a finite reservation depth every pass sets anew the reservations
+ * that hold (a job not set has none); with the unlimited depth a
+ * reservation holds until the pass moves it. -ENOMEM if some were lost. */
+void fbf_engine_track_reservations(fbf_engine *e, bool on);
+int fbf_engine_reservations_set(const fbf_engine *e, const fbf_job_h **v, size_t *n);
+bool fbf_engine_reservations_persist(const fbf_engine *e);
+
+/* A job's request: resources (0 for one rejected as < 1 or too large),
+ * walltime (< 0: none), subtime. */
+uint32_t fbf_engine_job_res(const fbf_engine *e, fbf_job_h j);
+double fbf_engine_job_walltime(const fbf_engine *e, fbf_job_h j);
+double fbf_engine_job_subtime(const fbf_engine *e, fbf_job_h j);
+/* Whether the policy needs a walltime (D2). */
+bool fbf_engine_needs_walltime(const fbf_engine *e);
+
 /* Counters. */
 size_t fbf_engine_nb_waiting(const fbf_engine *e);
 size_t fbf_engine_nb_running(const fbf_engine *e);

@@ -65,6 +65,14 @@ struct fbf_engine {
     uint64_t nb_holds; /* ever made: names them */
     fbf_failed_machine *failed;
     size_t nb_failed, failed_cap;
+
+    /* jobctl.c: the first handle of this decision point's arrivals, the
+     * jobs requeued at it, and, when asked for (track_rsv), every waiting
+     * job whose reservation the pass set (in_pass: only the pass's). */
+    uint64_t point_seq0;
+    fbf_hvec requeued;
+    bool track_rsv, in_pass, rsv_oom;
+    fbf_hvec rsv_set;
 };
 
 /* deadlines.c: kill_after's due kills (into kills) and *next, the next

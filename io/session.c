@@ -413,6 +413,28 @@ static int on_notify(fbf_session *s, const fbf_event *ev)
     return 0;
 }
 
+/* Jobs steered by the peer outside its submissions and ends. */
+static int on_jobctl(fbf_session *s, const fbf_event *ev, fbf_error *err)
+{
+    fbf_error inner;
+    int rc;
+    if (ev->kind == FBF_EV_JOB_ADOPTED) {
+        rc = fbf_engine_adopt(s->engine, ev->u.adopted.id, ev->u.adopted.alloc,
+                              ev->u.adopted.end, &inner);
+        return rc < 0 ? fault(s, ev->origin, rc == -EEXIST ? FBF_FIELD_JOB_ID : FBF_FIELD_ALLOC,
+                              fbf_errorf(err, rc, "%s", inner.text))
+                      : 0;
+    }
+    fbf_job_h h = fbf_engine_find(s->engine, ev->u.job);
+    if (h == FBF_JOB_NONE)
+        return fault(s, ev->origin, FBF_FIELD_JOB_ID,
+                     fbf_errorf(err, -ENOENT, "unknown job %s", ev->u.job));
+    rc = ev->kind == FBF_EV_JOB_WITHDRAWN ? fbf_engine_withdraw(s->engine, h, &inner)
+                                          : fbf_engine_requeue(s->engine, h, &inner);
+    return rc < 0 ? fault(s, ev->origin, FBF_FIELD_JOB_ID, fbf_errorf(err, rc, "%s", inner.text))
+                  : 0;
+}
+
 static int apply_one(fbf_session *s, const fbf_event *ev, size_t left, fbf_error *err)
 {
     switch (ev->kind) {
@@ -446,6 +468,9 @@ static int apply_one(fbf_session *s, const fbf_event *ev, size_t left, fbf_error
         return 0;
     case FBF_EV_SIMULATION_BEGINS: return on_begins(s, ev, err);
     case FBF_EV_SIMULATION_ENDS: s->ended = true; return 0;
+    case FBF_EV_JOB_ADOPTED:
+    case FBF_EV_JOB_WITHDRAWN:
+    case FBF_EV_JOB_REQUEUED: return on_jobctl(s, ev, err);
     }
     return fbf_errorf(err, -EINVAL, "unknown event kind %d", (int)ev->kind);
 }

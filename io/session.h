@@ -64,6 +64,11 @@ typedef enum fbf_event_kind {
     FBF_EV_ENERGY,     /* the answer to fastbf's energy query */
     FBF_EV_SIMULATION_BEGINS,
     FBF_EV_SIMULATION_ENDS,
+    /* A peer that keeps its jobs across a scheduler's restart, and cancels
+     * and re-sends a job's request (Flux's RFC 27; engine/jobctl.c). */
+    FBF_EV_JOB_ADOPTED,   /* a running job found at the start */
+    FBF_EV_JOB_WITHDRAWN, /* a waiting job's request cancelled */
+    FBF_EV_JOB_REQUEUED,  /* a withdrawn job's request sent again */
 } fbf_event_kind;
 
 /* What a peer notifies. */
@@ -121,6 +126,12 @@ typedef struct fbf_event {
             const char *id;
             const char *progress; /* how far it got, for the log; NULL: unsaid */
         } killed;
+        struct {
+            const char *id;
+            const fbf_idset *alloc;
+            double end; /* INFINITY: no known end */
+        } adopted;
+        const char *job; /* withdrawn, requeued */
         struct {
             const fbf_idset *machines;
             uint32_t pstate;

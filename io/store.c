@@ -37,6 +37,7 @@ static const char *const kind_head[] = {
     [FBF_STORE_JOB] = "job_",
     [FBF_STORE_PROFILE] = "profile_",
     [FBF_STORE_PLAIN] = "",
+    [FBF_STORE_RAW] = "",
 };
 
 static struct timeval to_timeval(double s)
@@ -107,7 +108,8 @@ const char *fbf_store_prefix(const fbf_store *r) { return r->prefix; }
 size_t fbf_store_key(const fbf_store *r, fbf_store_kind kind, const char *name,
                          char *buf, size_t cap)
 {
-    int n = snprintf(buf, cap, "%s:%s%s", r->prefix, kind_head[kind], name);
+    int n = kind == FBF_STORE_RAW ? snprintf(buf, cap, "%s", name)
+                                  : snprintf(buf, cap, "%s:%s%s", r->prefix, kind_head[kind], name);
     return n < 0 ? 0 : (size_t)n;
 }
 

@@ -47,6 +47,8 @@ typedef enum fbf_store_kind {
     FBF_STORE_JOB,     /* job_<name>; name is the job id, "w0!1" */
     FBF_STORE_PROFILE, /* profile_<name>; name is "<workload>!<profile>" */
     FBF_STORE_PLAIN,   /* <name> itself, e.g. "nb_res" */
+    FBF_STORE_RAW,     /* the name alone, without the prefix: Flux's RFC 16
+                        * keys, "job.0000.0004.b200.0000.R" */
 } fbf_store_kind;
 
 typedef struct fbf_store_item {

@@ -23,6 +23,7 @@
 #include "io/bv4_session.h"
 #include "io/bv5_process.h"
 #include "io/endpoint.h"
+#include "io/flux_server.h"
 #include "io/zmq_server.h"
 #include "policies/registry.h"
 #include "tools/lib/counters.h"
@@ -37,6 +38,8 @@ static void usage(FILE *out)
             "              [--protocol batsim4|batsim5] [--endpoint URL] [--allow-remote]\n"
             "              [--protocol batsim2 --socket PATH [--redis-host H]\n"
             "               [--redis-port P]] [--max-message BYTES]\n"
+            "              [--protocol flux [--flux-mode single|unlimited] [--flux-ranks N]\n"
+            "               [--flux-cores C] [--redis-host H] [--redis-port P]]\n"
             "              [--workers N] [--kill-after SECONDS] [--max-wait SECONDS]\n"
             "              [--tag-starts] [--stats] [--verbose]\n"
             "              [--register-workload FILE [--register-pause SECONDS]\n"
@@ -46,7 +49,9 @@ static void usage(FILE *out)
             "       fastbf --help | --version\n"
             "\n"
             "A Batsim decision process: the v4 JSON protocol over a ZeroMQ socket, or\n"
-            "the v2 text protocol over Batsim's Unix socket with job data in Redis.\n"
+            "the v2 text protocol over Batsim's Unix socket with job data in Redis; or\n"
+            "the scheduler of Flux's RFC 27 (resource allocation protocol) over ZeroMQ,\n"
+            "with job data in Redis under RFC 16's keys.\n"
             "\n"
             "  --policy NAME            scheduling policy (default: easy):\n");
     for (const fbf_policy_entry *e = fbf_policy_list(); e->name; e++)
@@ -58,7 +63,8 @@ static void usage(FILE *out)
             "  --protocol NAME          batsim4 (default), batsim5 (an External Decision\n"
             "                           Component process: Batsim's init string, a JSON\n"
             "                           object of these options under their names with '_'\n"
-            "                           for '-', overrides the command line), or batsim2\n"
+            "                           for '-', overrides the command line), batsim2, or\n"
+            "                           flux (RFC 27 over ZeroMQ; docs/flux.md)\n"
             "  --endpoint URL           batsim4, batsim5: ZeroMQ endpoint to bind (default:\n"
             "                           %s, which Batsim's tcp://localhost:28000\n"
             "                           reaches); fastbf answers only the first peer to speak\n"
@@ -67,8 +73,13 @@ static void usage(FILE *out)
             "                           it only loopback, ipc:// and inproc:// are bound\n"
             "  --socket PATH            batsim2: the Unix socket Batsim listens on; job data\n"
             "                           is read from Redis under '<absolute PATH>:'\n"
-            "  --redis-host H, --redis-port P  batsim2: Batsim's Redis server (default:\n"
-            "                           127.0.0.1 and 6379)\n"
+            "  --redis-host H, --redis-port P  batsim2, flux: the Redis server of the job\n"
+            "                           data (default: 127.0.0.1 and 6379)\n"
+            "  --flux-mode MODE         flux: the concurrency mode fastbf asks for in\n"
+            "                           job-manager.sched-ready: unlimited (default: an alloc\n"
+            "                           for every job in SCHED state) or single (one at a time)\n"
+            "  --flux-ranks N, --flux-cores C  flux: the platform, N ranks of C cores each\n"
+            "                           (default 1 x 1); a resource is a core\n"
             "  --max-message BYTES      refuse a message larger than this before reading it\n"
             "                           (default: 512 MiB over ZeroMQ, 64 MiB with batsim2)\n"
             "  --workers N              worker threads over which waiting jobs are\n"
@@ -179,6 +190,9 @@ int main(int argc, char **argv)
         {"redis-port", required_argument, NULL, 'R'},
         {"max-message", required_argument, NULL, 'M'},
         {"allow-remote", no_argument, NULL, 'A'},
+        {"flux-mode", required_argument, NULL, 'F'},
+        {"flux-ranks", required_argument, NULL, 'N'},
+        {"flux-cores", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -193,7 +207,10 @@ int main(int argc, char **argv)
     long long pstate;
     const char *protocol = "batsim4", *socket_path = NULL, *redis_host = "127.0.0.1";
     long long redis_port = 6379, max_message = 0;
-    bool endpoint_given = false, v2_only = false, allow_remote = false;
+    bool endpoint_given = false, v2_only = false, allow_remote = false, flux_only = false;
+    bool redis_given = false;
+    fbf_flux_mode flux_mode = FBF_FLUX_MODE_UNLIMITED;
+    long long flux_ranks = 1, flux_cores = 1;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
         switch (c) {
@@ -202,11 +219,27 @@ int main(int argc, char **argv)
         case 'e': endpoint = optarg; endpoint_given = true; break;
         case 'X': protocol = optarg; break;
         case 'U': socket_path = optarg; v2_only = true; break;
-        case 'H': redis_host = optarg; v2_only = true; break;
+        case 'H': redis_host = optarg; redis_given = true; break;
         case 'R':
             if (!parse_count(optarg, 1, 65535, &redis_port))
                 return bad_usage("--redis-port: '%s' is not a port from 1 to 65535", optarg);
-            v2_only = true;
+            redis_given = true;
+            break;
+        case 'F':
+            if (strcmp(optarg, "single") == 0)
+                flux_mode = FBF_FLUX_MODE_SINGLE;
+            else if (strcmp(optarg, "unlimited") == 0)
+                flux_mode = FBF_FLUX_MODE_UNLIMITED;
+            else
+                return bad_usage("--flux-mode: '%s' is not single or unlimited", optarg);
+            flux_only = true;
+            break;
+        case 'N':
+        case 'c':
+            if (!parse_count(optarg, 1, FBF_IDSET_MAX_ID, c == 'N' ? &flux_ranks : &flux_cores))
+                return bad_usage("--flux-ranks/--flux-cores: '%s' is not a number from 1 to "
+                                 "2147483647", optarg);
+            flux_only = true;
             break;
         case 'M':
             if (!parse_count(optarg, 16, UINT32_MAX, &max_message))
@@ -283,8 +316,22 @@ int main(int argc, char **argv)
     if (optind < argc)
         return bad_usage("unexpected argument '%s'", argv[optind]);
     bool v2 = strcmp(protocol, "batsim2") == 0, v5 = strcmp(protocol, "batsim5") == 0;
-    if (!v2 && !v5 && strcmp(protocol, "batsim4") != 0)
-        return bad_usage("--protocol: '%s' is not batsim4, batsim5 or batsim2", protocol);
+    bool flux = strcmp(protocol, "flux") == 0;
+    if (!v2 && !v5 && !flux && strcmp(protocol, "batsim4") != 0)
+        return bad_usage("--protocol: '%s' is not batsim4, batsim5, batsim2 or flux", protocol);
+    if (!flux && flux_only)
+        return bad_usage("%s", "--flux-mode, --flux-ranks and --flux-cores go with --protocol "
+                               "flux");
+    if (!v2 && !flux && redis_given)
+        return bad_usage("%s", "--redis-host and --redis-port go with --protocol batsim2 or "
+                               "flux");
+    if (flux && flux_ranks * flux_cores > (long long)FBF_IDSET_MAX_ID + 1)
+        return bad_usage("%s", "--flux-ranks x --flux-cores: at most 2^31 cores in all");
+    if (flux && (kill_after > 0 || tag_starts || reg_path || query_energy || power_set ||
+                 max_wait > 0))
+        return bad_usage("%s", "--kill-after, --max-wait, --tag-starts, --register-workload and "
+                               "the energy options are Batsim's: RFC 27 has no kill, metadata, "
+                               "registration or machine states");
     if (v5 && (tag_starts || query_energy))
         return bad_usage("%s", "--tag-starts and --query-energy need Batsim v4: batprotocol "
                                "carries no job metadata or energy query");
@@ -292,8 +339,7 @@ int main(int argc, char **argv)
         return bad_usage("%s", "--register-pause needs Batsim v4's continue_registration: "
                                "batprotocol cannot re-open registration");
     if (!v2 && v2_only)
-        return bad_usage("%s", "--socket, --redis-host and --redis-port go with --protocol "
-                               "batsim2");
+        return bad_usage("%s", "--socket goes with --protocol batsim2");
     if (v2 && !socket_path)
         return bad_usage("%s", "--protocol batsim2 needs --socket PATH (Batsim's socket)");
     if (v2 && (endpoint_given || allow_remote))
@@ -356,6 +402,7 @@ int main(int argc, char **argv)
     };
     fbf_bv4_session *s = NULL;
     fbf_bv2_client *c = NULL;
+    fbf_flux_session *fx = NULL;
     fbf_bv5_process p5;
     fbf_edc_setup p5cfg = {.power = power, .verbose = verbose};
     bool ready = true;
@@ -370,6 +417,18 @@ int main(int argc, char **argv)
                                           .call_per_event = 2e-5},
                               .format = FBF_BV5_FORMAT_JSON};
         fbf_bv5_process_init(&p5, &o5, configure_edc, &p5cfg);
+    } else if (flux) {
+        fbf_flux_options of = {
+            .session = {.engine = ecfg, .log = o.log},
+            .mode = flux_mode,
+            .nranks = (uint32_t)flux_ranks,
+            .cores_per_rank = (uint32_t)flux_cores,
+            .redis_host = redis_host,
+            .redis_port = (int)redis_port,
+            .annotate = pe->ops == fbf_policy_lookup("easy")->ops,
+        };
+        fx = fbf_flux_session_create(&of, &err);
+        ready = fx != NULL;
     } else if (v2) {
         fbf_bv2_options o2 = {
             .session = {.engine = ecfg,
@@ -406,7 +465,7 @@ int main(int argc, char **argv)
                                                     : "reservation depth %lld, ", depth);
     snprintf(announce, sizeof announce, "fastbf: %s (%s%lld worker%s), %s,", pe->name,
              depth_text, workers, workers > 1 ? "s" : "",
-             v5 ? "Batsim 5 EDC" : v2 ? "Batsim v2" : "Batsim v4");
+             v5 ? "Batsim 5 EDC" : v2 ? "Batsim v2" : flux ? "Flux RFC 27" : "Batsim v4");
     if (v2)
         fprintf(stderr, "%s connected to %s\n", announce, fbf_bv2_client_socket(c));
     fbf_serve_stats st = {0};
@@ -422,21 +481,24 @@ int main(int argc, char **argv)
     if (v5) {
         fbf_zmq_handler h = fbf_bv5_process_handler(&p5);
         rc = fbf_zmq_serve_with(&zo, &h, stp, &err);
+    } else if (flux) {
+        rc = fbf_flux_serve(&zo, fx, stp, &err);
     } else {
         rc = v2 ? fbf_bv2_client_serve(c, stp, &err) : fbf_zmq_serve(&zo, s, stp, &err);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    fbf_engine *e = v5   ? (p5.edc ? fbf_bv5_edc_engine(p5.edc) : NULL)
-                    : v2 ? fbf_bv2_client_engine(c)
-                         : fbf_bv4_session_engine(s);
+    fbf_engine *e = v5     ? (p5.edc ? fbf_bv5_edc_engine(p5.edc) : NULL)
+                    : v2   ? fbf_bv2_client_engine(c)
+                    : flux ? fbf_flux_session_engine(fx)
+                           : fbf_bv4_session_engine(s);
     if (st.messages)
         fprintf(stderr,
                 "fastbf: %lu messages answered in %.6f s (%.2f us each; the first in %.6f s) "
-                "of %.6f s served; the rest in %s and waiting for Batsim\n",
+                "of %.6f s served; the rest in %s and waiting for %s\n",
                 st.messages, st.handling_s, st.handling_s / (double)st.messages * 1e6,
                 st.first_s,
                 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9,
-                v2 ? "the socket" : "ZeroMQ");
+                v2 ? "the socket" : "ZeroMQ", flux ? "the job manager" : "Batsim");
     if (verbose && rc == 0 && e) {
         /* What the jobs still known cost to hold: the benchmarks read this
          * line (bench/run_case.py). */
@@ -450,6 +512,7 @@ int main(int argc, char **argv)
                            fbf_engine_policy_counters(e, work, sizeof work / sizeof work[0]));
     }
     fbf_bv2_client_destroy(c);
+    fbf_flux_session_destroy(fx);
     if (v5) {
         fbf_bv5_process_fini(&p5);
         fbf_submitter_destroy(p5cfg.submitter);
