@@ -246,6 +246,33 @@ int fbf_store_set(fbf_store *r, fbf_store_kind kind,
     return 0;
 }
 
+int fbf_store_del(fbf_store *r, fbf_store_kind kind, const fbf_store_item *items, size_t n,
+                  fbf_error *err)
+{
+    fbf_store_release(r);
+    int rc = usable(r, err);
+    if (rc < 0)
+        return rc;
+    for (size_t base = 0; base < n; base += CHUNK) {
+        size_t end = n - base > CHUNK ? base + CHUNK : n;
+        for (size_t i = base; i < end; i++)
+            if ((rc = append(r, "DEL", kind, &items[i], false, err)) < 0)
+                return rc;
+        for (size_t i = base; i < end; i++) {
+            void *rep = NULL;
+            if (redisGetReply(r->c, &rep) != REDIS_OK || !rep)
+                return io_error(r, "DEL", err);
+            redisReply *p = rep;
+            if (rc == 0 && p->type != REDIS_REPLY_INTEGER)
+                rc = reply_error(r, "DEL", kind, items[i].name, p, err);
+            freeReplyObject(p);
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int fbf_store_set_kinds(fbf_store *r, const fbf_store_kind *kinds,
                             const fbf_store_item *items, size_t n, fbf_error *err)
 {

@@ -90,6 +90,11 @@ int fbf_store_set(fbf_store *r, fbf_store_kind kind,
 int fbf_store_set_kinds(fbf_store *r, const fbf_store_kind *kinds,
                             const fbf_store_item *items, size_t n, fbf_error *err);
 
+/* Deletes the n keys of items[].name (one pipeline); a key that does not
+ * exist is no error. */
+int fbf_store_del(fbf_store *r, fbf_store_kind kind, const fbf_store_item *items, size_t n,
+                  fbf_error *err);
+
 /* Gives back the values of the last get early. */
 void fbf_store_release(fbf_store *r);
 
