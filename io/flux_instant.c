@@ -117,12 +117,12 @@ static int read_specs(fbf_flux_session *s, specs *p, double now, fbf_error *err)
         p->req[p->n++] = (uint32_t)r;
     }
     fbf_error inner;
-    int rc = fbf_store_get(s->store, FBF_STORE_RAW, p->items, p->n, &inner);
+    int rc = fbf_flux_kvs_get(s->kvs, p->items, p->n, &inner);
     if (rc < 0)
         return fbf_errorf(err, rc, "sched.alloc: reading jobspecs: %s", inner.text);
     for (size_t i = 0; i < p->n; i++)
         take_spec(s, p, i, now);
-    fbf_store_release(s->store);
+    fbf_flux_kvs_release(s->kvs);
     return 0;
 }
 
@@ -350,7 +350,7 @@ static int answer_decisions(fbf_flux_session *s, const fbf_out *outs, size_t n, 
             items[k].len = offs[k + 1] - offs[k];
         }
         fbf_error inner;
-        if ((rc = fbf_store_set(s->store, FBF_STORE_RAW, items, nstart, &inner)) < 0)
+        if ((rc = fbf_flux_kvs_put(s->kvs, items, nstart, &inner)) < 0)
             rc = fbf_errorf(err, rc, "sched.alloc: writing R: %s", inner.text);
     }
     free(items);

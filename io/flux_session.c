@@ -50,7 +50,7 @@ fbf_flux_session *fbf_flux_session_create(const fbf_flux_options *opt, fbf_error
         return NULL;
     }
     s->opt = *opt;
-    s->warn = stderr;
+    s->warn = opt->warn ? opt->warn : stderr;
     s->last_now = -INFINITY;
     fbf_flux_table_init(&s->jobs);
     s->codec = fbf_flux_codec_create();
@@ -66,10 +66,14 @@ fbf_flux_session *fbf_flux_session_create(const fbf_flux_options *opt, fbf_error
     }
     if (opt->annotate)
         fbf_engine_track_reservations(fbf_session_engine(s->core), true);
-    s->store = fbf_store_connect(opt->redis_host ? opt->redis_host : "127.0.0.1",
-                                 opt->redis_port ? opt->redis_port : 6379, NULL, STORE_TIMEOUT_S,
-                                 err);
-    if (!s->store) {
+    s->kvs = opt->kvs;
+    if (!s->kvs) {
+        s->own_kvs = true;
+        s->kvs = fbf_flux_kvs_redis(opt->redis_host ? opt->redis_host : "127.0.0.1",
+                                    opt->redis_port ? opt->redis_port : 6379, STORE_TIMEOUT_S,
+                                    err);
+    }
+    if (!s->kvs) {
         fbf_flux_session_destroy(s);
         return NULL;
     }
@@ -82,7 +86,8 @@ void fbf_flux_session_destroy(fbf_flux_session *s)
         return;
     fbf_session_destroy(s->core);
     fbf_flux_codec_destroy(s->codec);
-    fbf_store_destroy(s->store);
+    if (s->own_kvs)
+        fbf_flux_kvs_destroy(s->kvs);
     fbf_flux_table_fini(&s->jobs);
     free(s->reqs);
     for (size_t i = 0; i < s->nadopt; i++)
@@ -254,7 +259,7 @@ static int read_held(fbf_flux_session *s, const fbf_flux_in *in, fbf_error *err)
         s->nadopt = i + 1;
     }
     fbf_error inner;
-    if (rc == 0 && (rc = fbf_store_get(s->store, FBF_STORE_RAW, items, n, &inner)) < 0)
+    if (rc == 0 && (rc = fbf_flux_kvs_get(s->kvs, items, n, &inner)) < 0)
         rc = fbf_errorf(err, rc, "%s", inner.text);
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (!items[i].value) {
@@ -277,7 +282,7 @@ static int read_held(fbf_flux_session *s, const fbf_flux_in *in, fbf_error *err)
         s->adopt[i].end = r.expiration > 0 ? r.expiration : INFINITY;
         s->jobs.v[s->adopt[i].job].nnodes = r.nnodes;
     }
-    fbf_store_release(s->store);
+    fbf_flux_kvs_release(s->kvs);
 out:
     free(keys);
     free(items);

@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/flux_kvs.h"
 #include "io/flux_msg.h"
 #include "io/session.h"
 
@@ -60,6 +61,10 @@ typedef struct fbf_flux_options {
     uint32_t nranks, cores_per_rank; /* the platform: nranks x cores_per_rank cores */
     const char *redis_host;          /* NULL: 127.0.0.1 */
     int redis_port;                  /* 0: 6379 */
+    /* Borrowed; NULL: a Redis store at redis_host:redis_port, the
+     * session's own (io/flux_kvs.h). */
+    fbf_flux_kvs *kvs;
+    FILE *warn; /* refused messages' lines; NULL: stderr */
     /* Annotate waiting jobs with sched.t_estimate and sched.reason_pending
      * (the backfilling policies, whose reservations give estimates). */
     bool annotate;

@@ -8,6 +8,7 @@
 #define FBF_FLUX_SESSION_INT_H
 
 #include "io/flux_codec.h"
+#include "io/flux_kvs.h"
 #include "io/flux_session.h"
 #include "io/flux_table.h"
 #include "io/jbuf.h"
@@ -40,7 +41,8 @@ struct fbf_flux_session {
     FILE *warn;
     fbf_session *core;
     fbf_flux_codec *codec;
-    fbf_store *store;
+    fbf_flux_kvs *kvs;
+    bool own_kvs;
     fbf_flux_table jobs;
     int phase;
     uint32_t hello_tag, ready_tag;

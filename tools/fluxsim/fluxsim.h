@@ -90,6 +90,7 @@ typedef struct fs_options {
     uint64_t seed;
     double cancel_p, prio_p;
     uint32_t base_priority;
+    int64_t max_jobs; /* the workload's first jobs only; < 0: all */
     long kill_at;  /* restart the scheduler after this instant's requests; -1: never */
     double timeout_s;
     bool verbose, quiet;

@@ -181,7 +181,9 @@ int fs_setup(fluxsim *fs, fbf_error *err)
     fbf_idset_init(&fs->busy);
     fs->wake_last = NAN;
     fs->rng = fs->o.seed ? fs->o.seed : 0x9e3779b97f4a7c15ULL;
-    if (!(fs->wl = fbf_workload_read(fs->o.workload, NULL, err)))
+    fbf_wl_read_options ro = FBF_WL_READ_DEFAULTS;
+    ro.max_jobs = fs->o.max_jobs;
+    if (!(fs->wl = fbf_workload_read(fs->o.workload, &ro, err)))
         return -EINVAL;
     if (!fs->o.ranks) {
         if (!fs->wl->nb_res)

@@ -22,6 +22,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: fastbf-fluxsim WORKLOAD (--scheduler CMD | --endpoint URL)\n"
             "                      --redis HOST:PORT [--ranks N --cores C] [--out DIR]\n"
+            "                      [--max-jobs N]\n"
             "                      [--seed S] [--cancel P] [--reprioritize P] [--priority P]\n"
             "                      [--kill-at K] [--timeout S] [--verbose] [--quiet]\n"
             "       fastbf-fluxsim --help | --version\n"
@@ -39,6 +40,7 @@ static void usage(FILE *out)
             "  --ranks N, --cores C  the platform, N ranks of C cores (default: the\n"
             "                    workload's size as ranks of one core)\n"
             "  --out DIR         write DIR/out_jobs.csv and DIR/summary.json\n"
+            "  --max-jobs N      the workload's first N jobs only (as fastbf-replay's)\n"
             "  --seed S          the seed of the random cancels and priority changes\n"
             "  --cancel P        cancel each job with probability P, at a random time\n"
             "                    within 1.5 x its walltime after its submission\n"
@@ -94,9 +96,10 @@ int main(int argc, char **argv)
         {"priority", required_argument, NULL, 'P'},  {"kill-at", required_argument, NULL, 'k'},
         {"timeout", required_argument, NULL, 't'},   {"verbose", no_argument, NULL, 'v'},
         {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},         {NULL, 0, NULL, 0},
+        {"version", no_argument, NULL, 'V'},         {"max-jobs", required_argument, NULL, 'm'},
+        {NULL, 0, NULL, 0},
     };
-    fluxsim fs = {.o = {.redis_port = 0, .base_priority = 16, .kill_at = -1, .timeout_s = 600}};
+    fluxsim fs = {.o = {.base_priority = 16, .kill_at = -1, .timeout_s = 600, .max_jobs = -1}};
     const char *redis = NULL;
     uint64_t v;
     opterr = 0;
@@ -140,6 +143,11 @@ int main(int argc, char **argv)
                 return bad_usage("--timeout: '%s' is not a number of seconds > 0", optarg);
             break;
         }
+        case 'm':
+            if (!parse_u64(optarg, INT64_MAX, &v) || v == 0)
+                return bad_usage("--max-jobs: '%s' is not a number >= 1", optarg);
+            fs.o.max_jobs = (int64_t)v;
+            break;
         case 'v': fs.o.verbose = true; break;
         case 'q': fs.o.quiet = true; break;
         case 'h': usage(stdout); return 0;
