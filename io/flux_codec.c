@@ -85,7 +85,7 @@ static int read_uint(const fbf_flux_codec *c, const cJSON *v, const char *where,
     char t[40];
     int rc = fbf_json_exact_u64(&c->nums, v, max, out);
     if (rc == -ERANGE)
-        return fbf_errorf(err, -EPROTO, "%s: %s is above %s's end", where, num_text(c, v, t),
+        return fbf_errorf(err, -EPROTO, "%s: %s is out of range %s", where, num_text(c, v, t),
                           range);
     if (rc < 0)
         return fbf_errorf(err, -EPROTO, "%s: expected an integer in %s, got %s", where, range,

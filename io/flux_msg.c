@@ -82,7 +82,7 @@ int fbf_flux_msg_decode(fbf_flux_msg *m, const void *const *data, const size_t *
     bool topic = m->flags & FBF_FLUX_F_TOPIC, payload = m->flags & FBF_FLUX_F_PAYLOAD;
     size_t want = 1 + (size_t)topic + (size_t)payload;
     if (n != want)
-        return fbf_errorf(err, -EPROTO, "PROTO frame: flags 0x%02x say %s%s%s then PROTO (%zu "
+        return fbf_errorf(err, -EPROTO, "PROTO frame: flags 0x%02x say %s%s%sthen PROTO (%zu "
                           "frames), the message has %zu", m->flags, topic ? "a topic, " : "",
                           payload ? "a payload, " : "", !topic && !payload ? "nothing " : "",
                           want, n);

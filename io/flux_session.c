@@ -364,7 +364,7 @@ static int on_alloc(fbf_flux_session *s, const fbf_flux_in *in, const fbf_flux_m
     uint32_t k = fbf_flux_table_find(&s->jobs, in->id);
     if (k != FBF_FJ_NONE && s->jobs.v[k].st != FBF_FJ_WITHDRAWN) {
         uint8_t st = s->jobs.v[k].st;
-        snprintf(why, sizeof why, "sched.alloc: id: job %llu %s: %s",
+        snprintf(why, sizeof why, "sched.alloc: id: job %llu: %s: %s",
                  (unsigned long long)in->id, state_text(st),
                  st == FBF_FJ_NEW || st == FBF_FJ_WAITING
                      ? "RFC 27 allows one alloc in flight per job"

@@ -1,0 +1,569 @@
+/*
+ * test_flux_rfc27: RFC 27's conformance suite for fastbf's scheduler
+ * side, message by message, on the session in process (support/flux_kit,
+ * job data in memory): every rule the RFC states for a scheduler, each
+ * with the answer it makes (whole messages: type, topic, errnum,
+ * matchtag, payload), and the malformed or out-of-order requests of
+ * test_flux_hostile's table (support/flux_bad_cases), each answered with
+ * one error naming the topic and the field, or, for a request that wants
+ * no answer, one line on stderr; the session goes on unharmed after all
+ * of them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/flux_codec.h"
+#include "support/flux_bad_cases.h"
+#include "support/flux_kit.h"
+#include "support/testkit.h"
+
+#define REQ FBF_FLUX_REQUEST
+#define RESP FBF_FLUX_RESPONSE
+
+static fbf_test_flux T;
+
+static int open_easy(void **state)
+{
+    fbf_test_flux_open(&T, "easy", FBF_FLUX_MODE_UNLIMITED, 1, 4);
+    return 0;
+}
+
+static int close_session(void **state)
+{
+    fbf_test_flux_close(&T);
+    return 0;
+}
+
+static const char *alloc_req(uint64_t id)
+{
+    static char p[128];
+    snprintf(p, sizeof p, "{\"id\":%llu,\"priority\":16,\"userid\":5588}", (unsigned long long)id);
+    return fbf_test_flux_req(&T, FBF_FLUX_ALLOC, p);
+}
+
+static const char *free_req(uint64_t id)
+{
+    static char p[64];
+    snprintf(p, sizeof p, "{\"id\":%llu}", (unsigned long long)id);
+    return fbf_test_flux_req(&T, FBF_FLUX_FREE, p);
+}
+
+static const char *cancel_req(uint64_t id)
+{
+    char p[64];
+    snprintf(p, sizeof p, "{\"id\":%llu}", (unsigned long long)id);
+    return fbf_test_flux_send(&T, REQ, FBF_FLUX_F_NORESPONSE, FBF_FLUX_NODEID_ANY, 0,
+                              FBF_FLUX_CANCEL, p);
+}
+
+#define SUCC_0_3 "resp sched.alloc e=0 m=0 {\"id\":%d,\"type\":0,\"annotations\":{\"sched\":" \
+                 "{\"resource_summary\":\"rank0/core[0-3]\"}}}\n"
+
+/* RFC 27, Hello: "Before any other RPCs are sent to the job manager, the
+ * scheduler SHALL send an empty request to job-manager.sched-hello"; and
+ * Ready: then a request to job-manager.sched-ready with the mode. */
+static void hello_then_ready(void **state)
+{
+    /* Nothing is sent before the job manager attaches. */
+    assert_string_equal(fbf_test_flux_send(&T, REQ, FBF_FLUX_F_NORESPONSE, FBF_FLUX_NODEID_ANY,
+                                           0, FBF_FLUX_ATTACH, NULL),
+                        "req job-manager.sched-hello e=4294967295 m=1 -\n");
+    assert_false(fbf_flux_session_ready(T.s));
+    /* An alloc before the handshake is done is refused, not applied. */
+    fbf_test_flux_jobspec(&T, 1, 1, 10);
+    assert_string_equal(alloc_req(1), "resp sched.alloc e=11 m=0 sched.alloc: before the "
+                                      "handshake is done (sim.attach, then fastbf's "
+                                      "job-manager.sched-hello and job-manager.sched-ready "
+                                      "answered)\n");
+    assert_string_equal(fbf_test_flux_send(&T, RESP, 0, 0, 1, FBF_FLUX_HELLO, "{\"alloc\":[]}"),
+                        "req job-manager.sched-ready e=4294967295 m=2 {\"mode\":\"unlimited\"}\n");
+    assert_string_equal(fbf_test_flux_send(&T, RESP, 0, 0, 2, FBF_FLUX_READY, NULL), "");
+    assert_true(fbf_flux_session_ready(T.s));
+    /* The refused alloc was not kept: the first instant has nothing. */
+    assert_string_equal(fbf_test_flux_instant(&T, 0), "resp sim.instant e=0 m=7 {\"now\":0}\n");
+}
+
+/* Ready's "single" mode, and an object in ready's response (flux-core
+ * sends {"count": N}). */
+static void ready_single(void **state)
+{
+    fbf_test_flux t;
+    fbf_test_flux_open(&t, "fcfs", FBF_FLUX_MODE_SINGLE, 1, 1);
+    fbf_test_flux_send(&t, REQ, FBF_FLUX_F_NORESPONSE, FBF_FLUX_NODEID_ANY, 0, FBF_FLUX_ATTACH,
+                       NULL);
+    assert_string_equal(fbf_test_flux_send(&t, RESP, 0, 0, 1, FBF_FLUX_HELLO, "{\"alloc\":[]}"),
+                        "req job-manager.sched-ready e=4294967295 m=2 {\"mode\":\"single\"}\n");
+    assert_string_equal(fbf_test_flux_send(&t, RESP, 0, 0, 2, FBF_FLUX_READY, "{\"count\":0}"),
+                        "");
+    assert_true(fbf_flux_session_ready(t.s));
+    fbf_test_flux_close(&t);
+}
+
+/* "If an error response is returned to the job-manager.sched-hello [or
+ * -ready] request, the scheduler SHALL log the error and exit." */
+static void hello_or_ready_error_ends(void **state)
+{
+    for (int which = 0; which < 2; which++) {
+        fbf_test_flux t;
+        fbf_test_flux_open(&t, "easy", FBF_FLUX_MODE_UNLIMITED, 1, 1);
+        fbf_test_flux_send(&t, REQ, FBF_FLUX_F_NORESPONSE, FBF_FLUX_NODEID_ANY, 0,
+                           FBF_FLUX_ATTACH, NULL);
+        if (which)
+            fbf_test_flux_send(&t, RESP, 0, 0, 1, FBF_FLUX_HELLO, "{\"alloc\":[]}");
+        t.may_fail = true;
+        fbf_test_flux_send(&t, RESP, 0, 71, which ? 2 : 1, which ? FBF_FLUX_READY : FBF_FLUX_HELLO,
+                           "no scheduling today");
+        assert_true(t.rc < 0);
+        assert_string_equal(t.err, which ? "job-manager.sched-ready: the job manager answered "
+                                           "error 71 (Protocol error): no scheduling today"
+                                         : "job-manager.sched-hello: the job manager answered "
+                                           "error 71 (Protocol error): no scheduling today");
+        fbf_test_flux_close(&t);
+    }
+}
+
+/* Alloc: the jobspec is looked up in the KVS; SUCCESS only once R "has
+ * been successfully committed to the KVS"; the job id in the response;
+ * errnum 0 and matchtag 0; the answer to sim.instant last. */
+static void alloc_success_commits_R_first(void **state)
+{
+    fbf_test_flux_handshake(&T, NULL);
+    fbf_test_flux_jobspec(&T, 1, 4, 100);
+    assert_string_equal(alloc_req(1), ""); /* answered at the instant's end */
+    assert_null(fbf_test_flux_get(&T, 1, "R"));
+    char want[512];
+    snprintf(want, sizeof want, SUCC_0_3 "resp sim.instant e=0 m=7 {\"now\":5}\n", 1);
+    assert_string_equal(fbf_test_flux_instant(&T, 5), want);
+    /* The session's answers are only handed over after the receive that
+     * wrote R returned: R is in the store now. */
+    assert_string_equal(fbf_test_flux_get(&T, 1, "R"),
+                        "{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\",\"children\":"
+                        "{\"core\":\"0-3\"}}],\"starttime\":5,\"expiration\":105}}");
+}
+
+/* R_lite by rank: cores across ranks, ranks that share cores grouped. */
+static void R_lite_by_rank(void **state)
+{
+    fbf_test_flux t;
+    fbf_test_flux_open(&t, "fcfs", FBF_FLUX_MODE_UNLIMITED, 3, 2);
+    fbf_test_flux_handshake(&t, NULL);
+    fbf_test_flux_jobspec(&t, 1, 1, 0);
+    fbf_test_flux_jobspec(&t, 2, 5, 0);
+    fbf_test_flux_req(&t, FBF_FLUX_ALLOC, "{\"id\":1,\"priority\":1,\"userid\":1}");
+    fbf_test_flux_req(&t, FBF_FLUX_ALLOC, "{\"id\":2,\"priority\":1,\"userid\":1}");
+    assert_string_equal(
+        fbf_test_flux_instant(&t, 0),
+        "resp sched.alloc e=0 m=0 {\"id\":1,\"type\":0,\"annotations\":{\"sched\":"
+        "{\"resource_summary\":\"rank0/core0\"}}}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":2,\"type\":0,\"annotations\":{\"sched\":"
+        "{\"resource_summary\":\"rank0/core1 rank[1-2]/core[0-1]\"}}}\n"
+        "resp sim.instant e=0 m=7 {\"now\":0}\n");
+    /* No duration: expiration 0. */
+    assert_string_equal(fbf_test_flux_get(&t, 2, "R"),
+                        "{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\",\"children\":"
+                        "{\"core\":\"1\"}},{\"rank\":\"1-2\",\"children\":{\"core\":\"0-1\"}}],"
+                        "\"starttime\":0,\"expiration\":0}}");
+    fbf_test_flux_close(&t);
+}
+
+/* DENY: "If the resource request can never be fulfilled", with a note;
+ * errnum 0 "even if the response indicates an error". A job that only
+ * has to wait is not denied. */
+static void deny_what_can_never_run(void **state)
+{
+    fbf_test_flux_handshake(&T, NULL);
+    fbf_test_flux_jobspec(&T, 1, 5, 100);         /* more cores than 4 */
+    fbf_test_flux_jobspec(&T, 2, 1, 0);           /* no duration under EASY */
+    fbf_test_flux_put(&T, 3, "jobspec", "{\"version\":2}");
+    /* job 4: no jobspec at all */
+    fbf_test_flux_jobspec(&T, 5, 4, 10);          /* fits: starts */
+    for (uint64_t id = 1; id <= 5; id++)
+        alloc_req(id);
+    assert_string_equal(
+        fbf_test_flux_instant(&T, 0),
+        "resp sched.alloc e=0 m=0 {\"id\":3,\"type\":2,\"note\":\"jobspec (Redis key "
+        "\\\"job.0000.0000.0000.0003.jobspec\\\"): version: expected 1 (fastbf reads jobspec "
+        "version 1), got another number\"}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":4,\"type\":2,\"note\":\"no jobspec: Redis key "
+        "\\\"job.0000.0000.0000.0004.jobspec\\\" does not exist\"}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":1,\"type\":2,\"note\":\"the job asks for more cores "
+        "than the platform's 4 (1 ranks of 4 cores)\"}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":2,\"type\":2,\"note\":\"the job has no duration "
+        "(attributes.system.duration): backfilling needs one\"}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":5,\"type\":0,\"annotations\":{\"sched\":"
+        "{\"resource_summary\":\"rank0/core[0-3]\"}}}\n"
+        "resp sim.instant e=0 m=7 {\"now\":0}\n");
+    /* A denied job's alloc is complete: another for it is refused. */
+    assert_string_equal(alloc_req(1), "resp sched.alloc e=22 m=0 sched.alloc: id: job 1: its alloc "
+                                      "was denied: an alloc is for a job in SCHED state\n");
+}
+
+/* ANNOTATE: sched.t_estimate (the reservation) and sched.reason_pending,
+ * sent only when they change; SUCCESS deletes them ("The scheduler MAY
+ * delete annotations such as sched.t_estimate"); nothing follows SUCCESS
+ * ("the sched.alloc request is complete"). */
+static void annotate_on_change_only(void **state)
+{
+    fbf_test_flux_handshake(&T, NULL);
+    fbf_test_flux_jobspec(&T, 1, 4, 100);
+    fbf_test_flux_jobspec(&T, 2, 2, 50);
+    fbf_test_flux_jobspec(&T, 3, 1, 500);
+    alloc_req(1);
+    fbf_test_flux_instant(&T, 0);
+    alloc_req(2);
+    alloc_req(3);
+    assert_string_equal(
+        fbf_test_flux_instant(&T, 1),
+        "resp sched.alloc e=0 m=0 {\"id\":2,\"type\":1,\"annotations\":{\"sched\":"
+        "{\"t_estimate\":100,\"reason_pending\":\"insufficient resources: reserved at its "
+        "t_estimate\"}}}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":3,\"type\":1,\"annotations\":{\"sched\":"
+        "{\"reason_pending\":\"insufficient resources: no reservation\"}}}\n"
+        "resp sim.instant e=0 m=7 {\"now\":1}\n");
+    /* Nothing changed: nothing is said. */
+    assert_string_equal(fbf_test_flux_instant(&T, 2), "resp sim.instant e=0 m=7 {\"now\":2}\n");
+    /* Job 1 ends: 2 starts, its SUCCESS deletes both; 3 becomes the head
+     * and starts too (1 core left). */
+    free_req(1);
+    assert_string_equal(
+        fbf_test_flux_instant(&T, 3),
+        "resp sched.free e=0 m=0 {\"id\":1}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":2,\"type\":0,\"annotations\":{\"sched\":"
+        "{\"resource_summary\":\"rank0/core[0-1]\",\"t_estimate\":null,\"reason_pending\":"
+        "null}}}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":3,\"type\":0,\"annotations\":{\"sched\":"
+        "{\"resource_summary\":\"rank0/core2\",\"reason_pending\":null}}}\n"
+        "resp sim.instant e=0 m=7 {\"now\":3}\n");
+}
+
+/* A reservation taken back (EASY: the head changes) is said with null. */
+static void annotate_takes_estimate_back(void **state)
+{
+    fbf_test_flux_handshake(&T, NULL);
+    fbf_test_flux_jobspec(&T, 1, 3, 100);
+    fbf_test_flux_jobspec(&T, 2, 4, 10);
+    fbf_test_flux_jobspec(&T, 3, 4, 10);
+    alloc_req(1);
+    fbf_test_flux_instant(&T, 0);
+    alloc_req(2);
+    alloc_req(3);
+    fbf_test_flux_instant(&T, 1); /* 2 is the head, reserved at 100 */
+    cancel_req(2);
+    assert_string_equal(
+        fbf_test_flux_instant(&T, 2),
+        "resp sched.alloc e=0 m=0 {\"id\":2,\"type\":3}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":3,\"type\":1,\"annotations\":{\"sched\":"
+        "{\"t_estimate\":100,\"reason_pending\":\"insufficient resources: reserved at its "
+        "t_estimate\"}}}\n"
+        "resp sim.instant e=0 m=7 {\"now\":2}\n");
+}
+
+/* Cancel: "The scheduler SHALL NOT respond directly to the sched.cancel
+ * request"; a pending alloc gets CANCEL, with "only the REQUIRED keys";
+ * "If the specified job does not have a pending sched.alloc request, the
+ * request SHALL be ignored"; a job whose alloc came at the same instant is
+ * canceled too. */
+static void cancel_only_a_pending_alloc(void **state)
+{
+    fbf_test_flux_handshake(&T, NULL);
+    fbf_test_flux_jobspec(&T, 1, 4, 100);
+    fbf_test_flux_jobspec(&T, 2, 1, 10);
+    fbf_test_flux_jobspec(&T, 3, 1, 10);
+    alloc_req(1);
+    fbf_test_flux_instant(&T, 0);
+    alloc_req(2);
+    fbf_test_flux_instant(&T, 1);
+    assert_string_equal(cancel_req(2), "");  /* not answered directly */
+    assert_string_equal(cancel_req(1), "");  /* running: ignored */
+    assert_string_equal(cancel_req(99), ""); /* unknown: ignored */
+    alloc_req(3);
+    assert_string_equal(cancel_req(3), "");
+    assert_string_equal(fbf_test_flux_instant(&T, 2),
+                        "resp sched.alloc e=0 m=0 {\"id\":2,\"type\":3}\n"
+                        "resp sched.alloc e=0 m=0 {\"id\":3,\"type\":3}\n"
+                        "resp sim.instant e=0 m=7 {\"now\":2}\n");
+    /* A second cancel of 2 is ignored: nothing pends any more. */
+    cancel_req(2);
+    assert_string_equal(fbf_test_flux_instant(&T, 3), "resp sim.instant e=0 m=7 {\"now\":3}\n");
+    /* A canceled job's alloc may come again (the job manager requeues):
+     * it waits again at its place. */
+    alloc_req(2);
+    assert_string_equal(
+        fbf_test_flux_instant(&T, 4),
+        "resp sched.alloc e=0 m=0 {\"id\":2,\"type\":1,\"annotations\":{\"sched\":"
+        "{\"t_estimate\":100,\"reason_pending\":\"insufficient resources: reserved at its "
+        "t_estimate\"}}}\n"
+        "resp sim.instant e=0 m=7 {\"now\":4}\n");
+    assert_null(strstr(fbf_test_flux_warned(&T), "refused"));
+}
+
+/* Prioritize: "No response is sent"; unknown ids "may be safely ignored". */
+static void prioritize_never_answered(void **state)
+{
+    fbf_test_flux_handshake(&T, NULL);
+    fbf_test_flux_jobspec(&T, 1, 4, 100);
+    fbf_test_flux_jobspec(&T, 2, 1, 10);
+    alloc_req(1);
+    fbf_test_flux_instant(&T, 0);
+    alloc_req(2);
+    fbf_test_flux_instant(&T, 1);
+    assert_string_equal(fbf_test_flux_send(&T, REQ, FBF_FLUX_F_NORESPONSE, FBF_FLUX_NODEID_ANY, 0,
+                                           FBF_FLUX_PRIORITIZE,
+                                           "{\"jobs\":[[2,444],[77,298],[1,1]]}"),
+                        "");
+    assert_string_equal(fbf_test_flux_instant(&T, 2), "resp sim.instant e=0 m=7 {\"now\":2}\n");
+    assert_null(strstr(fbf_test_flux_warned(&T), "refused"));
+}
+
+/* Free: answered {"id": J} once processed; the cores are free again
+ * at that instant. */
+static void free_answered_and_cores_reused(void **state)
+{
+    fbf_test_flux_handshake(&T, NULL);
+    fbf_test_flux_jobspec(&T, 1, 4, 100);
+    fbf_test_flux_jobspec(&T, 2, 4, 100);
+    alloc_req(1);
+    fbf_test_flux_instant(&T, 0);
+    alloc_req(2);
+    fbf_test_flux_instant(&T, 1);
+    assert_string_equal(free_req(1), "");
+    char want[512];
+    snprintf(want, sizeof want,
+             "resp sched.free e=0 m=0 {\"id\":1}\n" SUCC_0_3
+             "resp sim.instant e=0 m=7 {\"now\":50}\n",
+             2);
+    /* 2's annotations were sent at 1: SUCCESS deletes them. */
+    snprintf(want, sizeof want,
+             "resp sched.free e=0 m=0 {\"id\":1}\n"
+             "resp sched.alloc e=0 m=0 {\"id\":2,\"type\":0,\"annotations\":{\"sched\":"
+             "{\"resource_summary\":\"rank0/core[0-3]\",\"t_estimate\":null,"
+             "\"reason_pending\":null}}}\n"
+             "resp sim.instant e=0 m=7 {\"now\":50}\n");
+    assert_string_equal(fbf_test_flux_instant(&T, 50), want);
+}
+
+/* "There SHALL NOT be more than one sched.alloc or sched.free request in
+ * flight for each job": a second is refused, the first stands. */
+static void one_request_in_flight_per_job(void **state)
+{
+    fbf_test_flux_handshake(&T, NULL);
+    fbf_test_flux_jobspec(&T, 1, 4, 100);
+    fbf_test_flux_jobspec(&T, 2, 1, 10);
+    alloc_req(1);
+    assert_string_equal(alloc_req(1), "resp sched.alloc e=17 m=0 sched.alloc: id: job 1: its "
+                                      "alloc is pending: RFC 27 allows one alloc in flight per "
+                                      "job\n");
+    char want[512];
+    snprintf(want, sizeof want, SUCC_0_3 "resp sim.instant e=0 m=7 {\"now\":0}\n", 1);
+    assert_string_equal(fbf_test_flux_instant(&T, 0), want);
+    free_req(1);
+    assert_string_equal(free_req(1), "resp sched.free e=22 m=0 sched.free: id: job 1 holds "
+                                     "nothing: its free is pending (RFC 27 allows one free in "
+                                     "flight per job)\n");
+    assert_string_equal(fbf_test_flux_instant(&T, 1), "resp sched.free e=0 m=0 {\"id\":1}\n"
+                                                      "resp sim.instant e=0 m=7 {\"now\":1}\n");
+}
+
+/* Hello's jobs hold their cores ("the scheduler SHALL mark its assigned
+ * resources allocated"), read from R: a job wanting them waits until the
+ * held job's free; R's expiration is the end the policy plans with. */
+static void hello_jobs_hold_their_cores(void **state)
+{
+    fbf_test_flux_put(&T, 9, "R", "{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\","
+                                  "\"children\":{\"core\":\"1-2\"}}],\"starttime\":0,"
+                                  "\"expiration\":40}}");
+    fbf_test_flux_handshake(&T, "[{\"id\":9,\"priority\":16,\"userid\":1}]");
+    fbf_test_flux_jobspec(&T, 1, 3, 100);
+    fbf_test_flux_jobspec(&T, 2, 2, 30);
+    alloc_req(1);
+    alloc_req(2);
+    /* 1 waits for 9's cores (reserved at 40), 2 fits beside on 0 and 3
+     * and ends by 40: it backfills. */
+    assert_string_equal(
+        fbf_test_flux_instant(&T, 10),
+        "resp sched.alloc e=0 m=0 {\"id\":2,\"type\":0,\"annotations\":{\"sched\":"
+        "{\"resource_summary\":\"rank0/core[0,3]\"}}}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":1,\"type\":1,\"annotations\":{\"sched\":"
+        "{\"t_estimate\":40,\"reason_pending\":\"insufficient resources: reserved at its "
+        "t_estimate\"}}}\n"
+        "resp sim.instant e=0 m=7 {\"now\":10}\n");
+    /* A job that hello named cannot get another alloc. */
+    assert_string_equal(alloc_req(9), "resp sched.alloc e=22 m=0 sched.alloc: id: job 9: it holds "
+                                      "cores: an alloc is for a job in SCHED state\n");
+    free_req(9);
+    free_req(2);
+    assert_string_equal(fbf_test_flux_instant(&T, 20),
+                        "resp sched.free e=0 m=0 {\"id\":9}\n"
+                        "resp sched.free e=0 m=0 {\"id\":2}\n"
+                        "resp sched.alloc e=0 m=0 {\"id\":1,\"type\":0,\"annotations\":{\"sched\":"
+                        "{\"resource_summary\":\"rank0/core[0-2]\",\"t_estimate\":null,"
+                        "\"reason_pending\":null}}}\n"
+                        "resp sim.instant e=0 m=7 {\"now\":20}\n");
+}
+
+/* Hello names a job whose R is missing, malformed, or on cores another
+ * held job has: fastbf cannot know what is taken, and stops. */
+static void hello_bad_R_ends(void **state)
+{
+    static const struct {
+        const char *R9, *R8, *want;
+    } cases[] = {
+        {NULL, NULL, "job-manager.sched-hello: job 9 holds cores but Redis key "
+                     "\"job.0000.0000.0000.0009.R\" does not exist (its R)"},
+        {"{\"version\":1}", NULL, "job-manager.sched-hello: job 9: Redis key "
+                                  "\"job.0000.0000.0000.0009.R\": execution: expected an object, "
+                                  "got nothing"},
+        {"{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"1\",\"children\":{\"core\":\"0\"}}]}}",
+         NULL, "job-manager.sched-hello: job 9: Redis key \"job.0000.0000.0000.0009.R\": "
+               "execution.R_lite[0].rank: rank 1, the platform has 1 ranks"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fbf_test_flux t;
+        fbf_test_flux_open(&t, "easy", FBF_FLUX_MODE_UNLIMITED, 1, 4);
+        if (cases[i].R9)
+            fbf_test_flux_put(&t, 9, "R", cases[i].R9);
+        fbf_test_flux_send(&t, REQ, FBF_FLUX_F_NORESPONSE, FBF_FLUX_NODEID_ANY, 0,
+                           FBF_FLUX_ATTACH, NULL);
+        t.may_fail = true;
+        fbf_test_flux_send(&t, RESP, 0, 0, 1, FBF_FLUX_HELLO,
+                           "{\"alloc\":[{\"id\":9,\"priority\":1,\"userid\":1}]}");
+        assert_true(t.rc < 0);
+        assert_string_equal(t.err, cases[i].want);
+        fbf_test_flux_close(&t);
+    }
+    /* Two held jobs on one core: the engine refuses the second. */
+    fbf_test_flux t;
+    fbf_test_flux_open(&t, "easy", FBF_FLUX_MODE_UNLIMITED, 1, 4);
+    const char *R = "{\"version\":1,\"execution\":{\"R_lite\":[{\"rank\":\"0\",\"children\":"
+                    "{\"core\":\"2\"}}]}}";
+    fbf_test_flux_put(&t, 8, "R", R);
+    fbf_test_flux_put(&t, 9, "R", R);
+    fbf_test_flux_handshake(&t, "[{\"id\":8,\"priority\":1,\"userid\":1},"
+                                "{\"id\":9,\"priority\":1,\"userid\":1}]");
+    t.may_fail = true;
+    fbf_test_flux_instant(&t, 0);
+    assert_true(t.rc < 0);
+    assert_string_equal(t.err, "sim.instant at 0: job 9: job 9: resource 2 is not free (another "
+                               "job's, or not a compute resource)");
+    fbf_test_flux_close(&t);
+}
+
+/* Job ids are 64-bit: read, answered and keyed exactly beyond 2^53. */
+static void ids_beyond_2_53(void **state)
+{
+    const uint64_t id = 18446744073709551557ULL, id2 = 9007199254740993ULL;
+    fbf_test_flux_handshake(&T, NULL);
+    fbf_test_flux_jobspec(&T, id, 4, 10);
+    fbf_test_flux_jobspec(&T, id2, 4, 10);
+    alloc_req(id);
+    alloc_req(id2);
+    assert_string_equal(
+        fbf_test_flux_instant(&T, 0),
+        "resp sched.alloc e=0 m=0 {\"id\":18446744073709551557,\"type\":0,\"annotations\":"
+        "{\"sched\":{\"resource_summary\":\"rank0/core[0-3]\"}}}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":9007199254740993,\"type\":1,\"annotations\":"
+        "{\"sched\":{\"t_estimate\":10,\"reason_pending\":\"insufficient resources: reserved "
+        "at its t_estimate\"}}}\n"
+        "resp sim.instant e=0 m=7 {\"now\":0}\n");
+    assert_non_null(fbf_test_flux_get(&T, id, "R"));
+    assert_null(fbf_test_flux_get(&T, id2, "R"));
+    /* 2^53 + 1 and 2^53 are two jobs, not one. */
+    fbf_test_flux_jobspec(&T, id2 - 1, 1, 10);
+    assert_string_equal(alloc_req(id2 - 1), "");
+}
+
+/* The reservation of conservative, kept across instants, announced once;
+ * a wake for when it comes due and nothing else would call. */
+static void conservative_wake_and_estimates(void **state)
+{
+    fbf_test_flux t;
+    fbf_test_flux_open(&t, "conservative", FBF_FLUX_MODE_UNLIMITED, 1, 4);
+    fbf_test_flux_handshake(&t, NULL);
+    fbf_test_flux_jobspec(&t, 1, 3, 100);
+    fbf_test_flux_jobspec(&t, 2, 4, 10);
+    fbf_test_flux_jobspec(&t, 3, 1, 200);
+    fbf_test_flux_req(&t, FBF_FLUX_ALLOC, "{\"id\":1,\"priority\":1,\"userid\":1}");
+    fbf_test_flux_instant(&t, 0);
+    fbf_test_flux_req(&t, FBF_FLUX_ALLOC, "{\"id\":2,\"priority\":1,\"userid\":1}");
+    fbf_test_flux_req(&t, FBF_FLUX_ALLOC, "{\"id\":3,\"priority\":1,\"userid\":1}");
+    /* 2 reserved at 100; 3 (1 core for 200 s) cannot end by 100: reserved
+     * at 110. Nothing running ends before 2's start... 1 does, at 100:
+     * no wake needed. */
+    assert_string_equal(
+        fbf_test_flux_instant(&t, 1),
+        "resp sched.alloc e=0 m=0 {\"id\":2,\"type\":1,\"annotations\":{\"sched\":"
+        "{\"t_estimate\":100,\"reason_pending\":\"insufficient resources: reserved at its "
+        "t_estimate\"}}}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":3,\"type\":1,\"annotations\":{\"sched\":"
+        "{\"t_estimate\":110,\"reason_pending\":\"insufficient resources: reserved at its "
+        "t_estimate\"}}}\n"
+        "resp sim.instant e=0 m=7 {\"now\":1}\n");
+    /* 1 ends early at 50: compression moves 2 to 50 (it starts) and 3 to 60. */
+    fbf_test_flux_req(&t, FBF_FLUX_FREE, "{\"id\":1}");
+    assert_string_equal(
+        fbf_test_flux_instant(&t, 50),
+        "resp sched.free e=0 m=0 {\"id\":1}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":2,\"type\":0,\"annotations\":{\"sched\":"
+        "{\"resource_summary\":\"rank0/core[0-3]\",\"t_estimate\":null,\"reason_pending\":"
+        "null}}}\n"
+        "resp sched.alloc e=0 m=0 {\"id\":3,\"type\":1,\"annotations\":{\"sched\":"
+        "{\"t_estimate\":60}}}\n"
+        "resp sim.instant e=0 m=7 {\"now\":50}\n");
+    fbf_test_flux_close(&t);
+}
+
+/* The malformed and out-of-order requests (support/flux_bad_cases): each
+ * gets its one error, naming the topic and the field, and nothing of it
+ * is applied; afterwards the session answers as if none had come. */
+static void bad_requests_each_refused(void **state)
+{
+    fbf_test_flux_handshake(&T, NULL);
+    fbf_test_flux_bad_setup(&T);
+    size_t n;
+    const fbf_test_flux_bad *bad = fbf_test_flux_bad_cases(&n);
+    assert_true(n >= 30);
+    for (size_t i = 0; i < n; i++) {
+        unsigned long before = fbf_flux_session_refusals(T.s);
+        fbf_test_flux_bad_send(&T, &bad[i]);
+        if (fbf_flux_session_refusals(T.s) != before + 1)
+            fail_msg("case %zu (%s): %lu refusals, want 1", i, bad[i].name,
+                     fbf_flux_session_refusals(T.s) - before);
+        fbf_test_flux_bad_expect(&T, &bad[i], T.out, fbf_flux_session_last_refusal(T.s));
+    }
+    fbf_test_flux_bad_after(&T);
+}
+
+int main(void)
+{
+    fbf_test_filter_from_env();
+#define S(t) cmocka_unit_test_setup_teardown(t, open_easy, close_session)
+    const struct CMUnitTest tests[] = {
+        S(hello_then_ready),
+        cmocka_unit_test(ready_single),
+        cmocka_unit_test(hello_or_ready_error_ends),
+        S(alloc_success_commits_R_first),
+        cmocka_unit_test(R_lite_by_rank),
+        S(deny_what_can_never_run),
+        S(annotate_on_change_only),
+        S(annotate_takes_estimate_back),
+        S(cancel_only_a_pending_alloc),
+        S(prioritize_never_answered),
+        S(free_answered_and_cores_reused),
+        S(one_request_in_flight_per_job),
+        S(hello_jobs_hold_their_cores),
+        cmocka_unit_test(hello_bad_R_ends),
+        S(ids_beyond_2_53),
+        cmocka_unit_test(conservative_wake_and_estimates),
+        S(bad_requests_each_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
