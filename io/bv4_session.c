@@ -51,6 +51,7 @@ fbf_bv4_session *fbf_bv4_session_create(const fbf_bv4_options *opt, fbf_error *e
         .query_energy = opt->query_energy,
         .call_margin = FBF_BV4_CALL_MARGIN,
         .call_per_event = FBF_BV4_CALL_PER_EVENT,
+        .jsc = opt->jsc,
     };
     s->core = fbf_session_create(&so, err);
     if (!s->core) {

@@ -38,6 +38,7 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
+#include "io/jsc.h"
 #include "io/submitter.h"
 
 typedef struct fbf_bv4_session fbf_bv4_session;
@@ -66,6 +67,8 @@ typedef struct fbf_bv4_options {
      * no_more_static_job_to_submit, and once more when, after it, nothing
      * waits or runs; the ANSWER goes to the log. */
     bool query_energy;
+    /* Job status and control (io/jsc.h); borrowed, NULL: none. */
+    fbf_jsc *jsc;
 } fbf_bv4_options;
 
 /* Requests of at least this many bytes are read one event at a time

@@ -218,6 +218,9 @@ static int link_jobs(fbf_flux_session *s, fbf_error *err)
         uint32_t k2 = fbf_flux_table_find(&s->jobs, id);
         if (h == FBF_JOB_NONE || k2 == FBF_FJ_NONE || fbf_flux_table_link(&s->jobs, k2, h) < 0)
             return fbf_errorf(err, -ENOMEM, "out of memory linking job %s", s->ids[i]);
+        if (s->opt.session.jsc) /* what the jobspec (or R) says */
+            fbf_jsc_described(s->opt.session.jsc, s->ids[i], s->jobs.v[k2].nnodes,
+                              s->jobs.v[k2].ntasks);
     }
     return 0;
 }
@@ -307,8 +310,8 @@ static void deny_note(fbf_flux_session *s, fbf_job_h h, char *note, size_t cap)
     else if (fbf_engine_needs_walltime(e) && fbf_engine_job_walltime(e, h) < 0)
         snprintf(note, cap, "the job has no duration (attributes.system.duration): "
                  "backfilling needs one");
-    else
-        snprintf(note, cap, "the scheduler gave it up");
+    else /* the only other way: an update of its state (io/jsc_server.h) */
+        snprintf(note, cap, "canceled through fastbf's control endpoint");
 }
 
 static int answer_decisions(fbf_flux_session *s, const fbf_out *outs, size_t n, double *wake,

@@ -35,6 +35,8 @@ fbf_session *fbf_session_create(const fbf_session_options *opt, fbf_error *err)
         fbf_session_destroy(s);
         return NULL;
     }
+    if (opt->jsc)
+        fbf_engine_track_reservations(s->engine, true);
     return s;
 }
 
@@ -51,6 +53,7 @@ void fbf_session_destroy(fbf_session *s)
         return;
     fbf_engine_destroy(s->engine);
     fbf_store_destroy(s->store);
+    fbf_session_jsc_fini(s);
     free(s->pre.items);
     free(s->pre.origins);
     free(s->pre.descs);
@@ -90,7 +93,7 @@ int fbf_session_open(fbf_session *s, double now, fbf_error *err)
         return fault(s, -1, FBF_FIELD_TIME, fbf_errorf(err, rc, "%s", inner.text));
     s->open = true;
     s->nb_points++;
-    return 0;
+    return s->opt.jsc ? fbf_session_jsc_updates(s, err) : 0;
 }
 
 /* ---------- SIMULATION_BEGINS ---------- */
@@ -334,10 +337,13 @@ static int on_submitted(fbf_session *s, const fbf_event *ev, size_t left, fbf_er
     }
     s->jobs_since_query = true;
     fbf_error inner;
-    int rc = fbf_engine_submit(s->engine, id, isnan(d.subtime) ? ev->time : d.subtime, d.res,
-                               d.walltime, &inner);
-    return rc < 0 ? fault(s, ev->origin, FBF_FIELD_JOB_ID, fbf_errorf(err, rc, "%s", inner.text))
-                  : 0;
+    double subtime = isnan(d.subtime) ? ev->time : d.subtime;
+    int rc = fbf_engine_submit(s->engine, id, subtime, d.res, d.walltime, &inner);
+    if (rc < 0)
+        return fault(s, ev->origin, FBF_FIELD_JOB_ID, fbf_errorf(err, rc, "%s", inner.text));
+    if (s->opt.jsc)
+        fbf_jsc_queued(s->opt.jsc, id, d.res, d.walltime, subtime);
+    return 0;
 }
 
 static int complete(fbf_session *s, const fbf_event *ev, const char *id, const char *alloc,
@@ -365,8 +371,11 @@ static int complete(fbf_session *s, const fbf_event *ev, const char *id, const c
     }
     fbf_error inner;
     int rc = fbf_engine_complete_job(s->engine, h, &inner);
-    return rc < 0 ? fault(s, ev->origin, FBF_FIELD_JOB_ID, fbf_errorf(err, rc, "%s", inner.text))
-                  : 0;
+    if (rc < 0)
+        return fault(s, ev->origin, FBF_FIELD_JOB_ID, fbf_errorf(err, rc, "%s", inner.text));
+    if (s->opt.jsc)
+        fbf_session_jsc_ended(s, h, ev->kind == FBF_EV_JOB_KILLED);
+    return 0;
 }
 
 static int on_query(fbf_session *s, const fbf_event *ev, fbf_error *err)
@@ -418,21 +427,31 @@ static int on_jobctl(fbf_session *s, const fbf_event *ev, fbf_error *err)
 {
     fbf_error inner;
     int rc;
+    fbf_jsc *j = s->opt.jsc;
     if (ev->kind == FBF_EV_JOB_ADOPTED) {
         rc = fbf_engine_adopt(s->engine, ev->u.adopted.id, ev->u.adopted.alloc,
                               ev->u.adopted.end, &inner);
-        return rc < 0 ? fault(s, ev->origin, rc == -EEXIST ? FBF_FIELD_JOB_ID : FBF_FIELD_ALLOC,
-                              fbf_errorf(err, rc, "%s", inner.text))
-                      : 0;
+        if (rc < 0)
+            return fault(s, ev->origin, rc == -EEXIST ? FBF_FIELD_JOB_ID : FBF_FIELD_ALLOC,
+                         fbf_errorf(err, rc, "%s", inner.text));
+        if (j)
+            fbf_jsc_adopted(j, ev->u.adopted.id, ev->u.adopted.alloc);
+        return 0;
     }
     fbf_job_h h = fbf_engine_find(s->engine, ev->u.job);
     if (h == FBF_JOB_NONE)
         return fault(s, ev->origin, FBF_FIELD_JOB_ID,
                      fbf_errorf(err, -ENOENT, "unknown job %s", ev->u.job));
-    rc = ev->kind == FBF_EV_JOB_WITHDRAWN ? fbf_engine_withdraw(s->engine, h, &inner)
-                                          : fbf_engine_requeue(s->engine, h, &inner);
-    return rc < 0 ? fault(s, ev->origin, FBF_FIELD_JOB_ID, fbf_errorf(err, rc, "%s", inner.text))
-                  : 0;
+    bool withdraw = ev->kind == FBF_EV_JOB_WITHDRAWN;
+    rc = withdraw ? fbf_engine_withdraw(s->engine, h, &inner)
+                  : fbf_engine_requeue(s->engine, h, &inner);
+    if (rc < 0)
+        return fault(s, ev->origin, FBF_FIELD_JOB_ID, fbf_errorf(err, rc, "%s", inner.text));
+    if (j && withdraw)
+        fbf_jsc_cancelled(j, ev->u.job);
+    else if (j)
+        fbf_jsc_requeued(j, ev->u.job);
+    return 0;
 }
 
 static int apply_one(fbf_session *s, const fbf_event *ev, size_t left, fbf_error *err)

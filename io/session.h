@@ -50,6 +50,7 @@
 #include "io/submitter.h"
 #include "io/decisions.h"
 #include "io/job_json.h"
+#include "io/jsc.h"
 
 typedef enum fbf_event_kind {
     FBF_EV_JOB_SUBMITTED,
@@ -164,6 +165,11 @@ typedef struct fbf_session_options {
      * energy query goes out whenever nothing waits or runs any more after
      * jobs came. */
     bool no_end_notice;
+    /* Borrowed; NULL: none. Job status and control (io/jsc.h): every
+     * state change is told to it, its updates are applied at the start of
+     * each decision point (a cancelled waiting job is rejected, a
+     * cancelled running one killed), and it gets the reservations. */
+    fbf_jsc *jsc;
 } fbf_session_options;
 
 typedef struct fbf_session fbf_session;

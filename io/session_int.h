@@ -45,7 +45,21 @@ struct fbf_session {
     unsigned long nb_points;
     fbf_session_fault fault;
     double t0; /* the first decision point's monotonic time, for the log */
+    /* Job status and control (session_jsc.c): the jobs an update cancelled
+     * at this decision point, to reject or kill in its reply, and every
+     * job killed so, whose end is a cancellation. */
+    fbf_job_h *ctl_rejects, *ctl_kills, *ctl_killed;
+    size_t nctl_rejects, nctl_kills, nctl_killed, ctl_cap[3];
 };
+
+/* session_jsc.c: job status and control. */
+/* At the start of a decision point: the updates asked since the last. */
+int fbf_session_jsc_updates(fbf_session *s, fbf_error *err);
+/* A job's end: a cancellation when an update killed it. */
+void fbf_session_jsc_ended(fbf_session *s, fbf_job_h h, bool killed);
+/* The reply's decisions and the reservations, told; the records handed over. */
+void fbf_session_jsc_decided(fbf_session *s);
+void fbf_session_jsc_fini(fbf_session *s);
 
 /* Runs the pass of the decision point opened and lists its decisions. */
 int fbf_session_reply(fbf_session *s, fbf_error *err);

@@ -71,6 +71,13 @@ static void put_decisions(fbf_session *s, counter *c)
     size_t n;
     const fbf_decision *d = fbf_engine_decisions(s->engine, &n);
     fbf_out *o;
+    /* Cancelled by an update (session_jsc.c): rejections first, as D0's. */
+    for (size_t i = 0; i < s->nctl_rejects; i++)
+        if ((o = add(s, c, FBF_OUT_REJECT)))
+            o->job = s->ctl_rejects[i];
+    for (size_t i = 0; i < s->nctl_kills; i++)
+        if ((o = add(s, c, FBF_OUT_KILL)))
+            o->job = s->ctl_kills[i];
     for (size_t i = 0; i < n; i++) {
         switch (d[i].kind) {
         case FBF_DEC_KILL:
@@ -206,6 +213,8 @@ int fbf_session_decide(fbf_session *s, const fbf_out **outs, size_t *n, fbf_erro
     }
     if (s->outs.oom)
         return fbf_errorf(err, -ENOMEM, "out of memory building the reply");
+    if (s->opt.jsc)
+        fbf_session_jsc_decided(s);
     if (s->opt.log)
         log_point(s);
     *outs = s->outs.v;

@@ -24,6 +24,7 @@
 #include "io/bv5_process.h"
 #include "io/endpoint.h"
 #include "io/flux_server.h"
+#include "io/jsc_server.h"
 #include "io/zmq_server.h"
 #include "policies/registry.h"
 #include "tools/lib/counters.h"
@@ -41,7 +42,7 @@ static void usage(FILE *out)
             "              [--protocol flux [--flux-mode single|unlimited] [--flux-ranks N]\n"
             "               [--flux-cores C] [--redis-host H] [--redis-port P]]\n"
             "              [--workers N] [--kill-after SECONDS] [--max-wait SECONDS]\n"
-            "              [--tag-starts] [--stats] [--verbose]\n"
+            "              [--tag-starts] [--stats] [--verbose] [--control URL]\n"
             "              [--register-workload FILE [--register-pause SECONDS]\n"
             "               [--skip-short-lines]]\n"
             "              [--energy-saving TIMEOUT [--switch-delays OFF:ON]\n"
@@ -116,6 +117,10 @@ static void usage(FILE *out)
             "  --stats                  at the end, say on stderr how long fastbf took to\n"
             "                           answer (all messages, and the first) against the\n"
             "                           whole run (also with --verbose)\n"
+            "  --control URL            open the job status and control endpoint (JSC:\n"
+            "                           fastbf-jstat) at ipc://PATH or tcp://127.0.0.1:PORT:\n"
+            "                           requests there, state changes published at\n"
+            "                           ipc://PATH.pub or PORT + 1\n"
             "  --verbose                log each exchange on stderr\n"
             "  --help                   show this help\n"
             "  --version                show the version\n",
@@ -193,6 +198,7 @@ int main(int argc, char **argv)
         {"flux-mode", required_argument, NULL, 'F'},
         {"flux-ranks", required_argument, NULL, 'N'},
         {"flux-cores", required_argument, NULL, 'c'},
+        {"control", required_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -211,6 +217,7 @@ int main(int argc, char **argv)
     bool redis_given = false;
     fbf_flux_mode flux_mode = FBF_FLUX_MODE_UNLIMITED;
     long long flux_ranks = 1, flux_cores = 1;
+    const char *control = NULL;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
         switch (c) {
@@ -247,6 +254,7 @@ int main(int argc, char **argv)
                                  "4294967295", optarg);
             break;
         case 'A': allow_remote = true; break;
+        case 'J': control = optarg; break;
         case 'w':
             if (!parse_count(optarg, 1, 256, &workers))
                 return bad_usage("--workers: '%s' is not a number from 1 to 256", optarg);
@@ -382,8 +390,29 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (control) {
+        char a[512], b[512];
+        if (fbf_jsc_endpoints(control, a, sizeof a, b, sizeof b, &err) < 0) {
+            fprintf(stderr, "fastbf: %s\nTry 'fastbf --help'.\n", err.text);
+            fbf_submitter_destroy(reg);
+            return 2;
+        }
+    }
     /* A write to a dead pipe must be an error, not a silent death. */
     signal(SIGPIPE, SIG_IGN);
+    fbf_jsc *jsc = NULL;
+    fbf_jsc_server *jsrv = NULL;
+    if (control) {
+        fbf_jsc_life life = flux ? FBF_JSC_FLUX : v2 ? FBF_JSC_BATSIM_NOKILL : FBF_JSC_BATSIM;
+        jsc = fbf_jsc_create(life, flux ? (uint32_t)flux_cores : 1, &err);
+        jsrv = jsc ? fbf_jsc_server_start(jsc, control, &err) : NULL;
+        if (!jsrv) {
+            fprintf(stderr, "fastbf: %s\n", err.text);
+            fbf_jsc_destroy(jsc);
+            fbf_submitter_destroy(reg);
+            return 1;
+        }
+    }
 
     fbf_engine_config ecfg = {.policy = pe->ops,
                               .reservation_depth = depth,
@@ -399,6 +428,7 @@ int main(int argc, char **argv)
         .sleep_pstate_given = sleep_given,
         .compute_pstate_given = compute_given,
         .query_energy = query_energy,
+        .jsc = jsc,
     };
     fbf_bv4_session *s = NULL;
     fbf_bv2_client *c = NULL;
@@ -414,12 +444,13 @@ int main(int argc, char **argv)
                                           .sleep_pstate_given = sleep_given,
                                           .compute_pstate_given = compute_given,
                                           .call_margin = 1e-3,
-                                          .call_per_event = 2e-5},
+                                          .call_per_event = 2e-5,
+                                          .jsc = jsc},
                               .format = FBF_BV5_FORMAT_JSON};
         fbf_bv5_process_init(&p5, &o5, configure_edc, &p5cfg);
     } else if (flux) {
         fbf_flux_options of = {
-            .session = {.engine = ecfg, .log = o.log},
+            .session = {.engine = ecfg, .log = o.log, .jsc = jsc},
             .mode = flux_mode,
             .nranks = (uint32_t)flux_ranks,
             .cores_per_rank = (uint32_t)flux_cores,
@@ -436,7 +467,8 @@ int main(int argc, char **argv)
                         .power = &power,
                         .sleep_pstate_given = sleep_given,
                         .compute_pstate_given = compute_given,
-                        .query_energy = query_energy},
+                        .query_energy = query_energy,
+                        .jsc = jsc},
             .socket = socket_path,
             .redis_host = redis_host,
             .redis_port = (int)redis_port,
@@ -452,6 +484,8 @@ int main(int argc, char **argv)
     if (!ready) {
         fprintf(stderr, "fastbf: %s\n", err.text);
         fbf_submitter_destroy(reg);
+        fbf_jsc_server_stop(jsrv);
+        fbf_jsc_destroy(jsc);
         return 1;
     }
     long start_kib = -1;
@@ -519,6 +553,8 @@ int main(int argc, char **argv)
     }
     fbf_bv4_session_destroy(s);
     fbf_submitter_destroy(reg);
+    fbf_jsc_server_stop(jsrv);
+    fbf_jsc_destroy(jsc);
     if (rc < 0) {
         fprintf(stderr, "fastbf: %s\n", err.text);
         return 1;

@@ -5,13 +5,13 @@
 # (the seeds stay as they are); a crash, leak or timeout leaves its input
 # in build-fuzz/artifacts/ and stops the script.
 # Usage: bash tools/fuzz.sh [SECONDS] [TARGET...]   (targets: bv4_session, bv2_codec, bv5_edc,
-#        bv5_binary, replay_reply, workload; default all)
+#        bv5_binary, replay_reply, workload, flux_session; default all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(bv4_session bv2_codec bv5_edc bv5_binary replay_reply workload)
+[ ${#targets[@]} -gt 0 ] || targets=(bv4_session bv2_codec bv5_edc bv5_binary replay_reply workload flux_session)
 CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DFBF_FUZZ=ON -DFBF_JEMALLOC=OFF >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}")

@@ -133,10 +133,11 @@ int fbf_test_flux_sock_recv(void *sock, char *line, size_t cap, int timeout_ms)
             return -errno;
         }
         bool more = zmq_msg_more(&tmp);
-        if (nf < 4)
-            f[nf++] = tmp;
-        else
-            zmq_msg_close(&tmp);
+        if (nf < 4) {
+            zmq_msg_init(&f[nf]);
+            zmq_msg_move(&f[nf++], &tmp);
+        }
+        zmq_msg_close(&tmp);
         if (!more)
             break;
     }
