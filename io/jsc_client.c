@@ -43,8 +43,9 @@ fbf_jsc_client *fbf_jsc_client_open(const char *control, int timeout_ms, fbf_err
     c->timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
     c->ctx = zmq_ctx_new();
     c->req = c->ctx ? zmq_socket(c->ctx, ZMQ_DEALER) : NULL;
-    int zero = 0;
+    int zero = 0, ivl = 10; /* a fastbf that starts after its watcher is found soon */
     if (!c->req || zmq_setsockopt(c->req, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
+        zmq_setsockopt(c->req, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl) != 0 ||
         zmq_connect(c->req, req) != 0) {
         fbf_errorf(err, -EINVAL, "cannot connect to %s: %s", req, zmq_strerror(errno));
         fbf_jsc_client_close(c);
@@ -70,9 +71,10 @@ void fbf_jsc_client_close(fbf_jsc_client *c)
 int fbf_jsc_notify_status(fbf_jsc_client *c, fbf_jsc_handler_f cb, void *arg, fbf_error *err)
 {
     if (!c->sub) {
-        int zero = 0;
+        int zero = 0, ivl = 10;
         c->sub = zmq_socket(c->ctx, ZMQ_SUB);
         if (!c->sub || zmq_setsockopt(c->sub, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
+            zmq_setsockopt(c->sub, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl) != 0 ||
             zmq_setsockopt(c->sub, ZMQ_RCVHWM, &zero, sizeof zero) != 0 ||
             zmq_setsockopt(c->sub, ZMQ_SUBSCRIBE, "", 0) != 0 || zmq_connect(c->sub, c->pub) != 0)
             return fbf_errorf(err, -EINVAL, "cannot subscribe to %s: %s", c->pub,
