@@ -13,7 +13,7 @@ trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(find "$prefix" -name libfastbf-edc.so -printf '%h\n' | head -1)
 fail() { echo "check-install: $*" >&2; exit 1; }
-for p in fastbf fastbf-replay fastbf-gen fastbf-plot fastbf-campaign; do
+for p in fastbf fastbf-replay fastbf-gen fastbf-plot fastbf-campaign fastbf-fluxsim fastbf-jstat; do
   [ -x "$prefix/bin/$p" ] || fail "$p is not installed in $prefix/bin"
   "$prefix/bin/$p" --help >/dev/null || fail "$p --help failed"
   "$prefix/bin/$p" --version | grep -q "^$p " || fail "$p --version does not name it"
