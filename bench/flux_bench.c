@@ -9,9 +9,11 @@
  * A platform of 100 ranks of C cores (default 16) is taken whole by a job
  * of 1e9 s; then N jobs of one core (durations 100 to 10,099 s, seeded)
  * come in instants of 10,000 allocs: they wait, the queue is N deep (not
- * timed). Then K instants (default 20) of B new allocs each (default 1000)
- * are timed: jobspec look-ups (Redis pipelined with --redis, else the
- * store in memory), the pass, the annotations, the answers. The line
+ * timed). Then K instants (default 20) of B new allocs each (default
+ * 1000, at most a tenth of N) are timed: jobspec look-ups (Redis
+ * pipelined with --redis, else the store in memory), the pass, the
+ * annotations, the answers; after each, an instant that is not timed
+ * cancels the B jobs, so that every timed instant finds N waiting. The line
  * printed: depth, policy, store, jobs/s (B x K over the time), the mean
  * and the worst instant. With --jsc the job status and control records
  * are made and handed to a control thread as fastbf does (its endpoint
@@ -114,10 +116,22 @@ static double instant(fbf_flux_session *s, uint64_t first, size_t n, double t)
     return now_s() - t0;
 }
 
+/* An instant that cancels the allocs of ids [first, first + n). */
+static void cancel(fbf_flux_session *s, uint64_t first, size_t n, double t)
+{
+    char p[64];
+    for (size_t i = 0; i < n; i++) {
+        int len = snprintf(p, sizeof p, "{\"id\":%llu}", (unsigned long long)(first + i));
+        send(s, FBF_FLUX_REQUEST, FBF_FLUX_F_NORESPONSE, 0, FBF_FLUX_CANCEL, p, (size_t)len);
+    }
+    int len = snprintf(p, sizeof p, "{\"now\":%.17g}", t);
+    send(s, FBF_FLUX_REQUEST, 0, 7, FBF_FLUX_INSTANT, p, (size_t)len);
+}
+
 int main(int argc, char **argv)
 {
     const char *redis = NULL, *policy = "easy";
-    long depth = 1000, batch = 1000, instants = 20, cores = 16;
+    long depth = 1000, batch = 0, instants = 20, cores = 16;
     bool jsc_on = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -144,6 +158,8 @@ int main(int argc, char **argv)
             die(a, "unknown option");
     }
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
+    if (!batch)
+        batch = depth / 10 < 1 ? 1 : depth / 10 > 1000 ? 1000 : depth / 10;
     if (!pe || depth < 0 || batch < 1 || instants < 1 || cores < 1)
         die("options", "bad value");
     fbf_error err;
@@ -208,9 +224,10 @@ int main(int argc, char **argv)
     for (long k = 0; k < instants; k++) {
         jobspecs(kvs, next, (size_t)batch, 1, &rng); /* the job manager's work: not timed */
         double dt = instant(s, next, (size_t)batch, t++);
-        next += (uint64_t)batch;
         total += dt;
         worst = dt > worst ? dt : worst;
+        cancel(s, next, (size_t)batch, t++); /* back to N waiting, not timed */
+        next += (uint64_t)batch;
     }
     fbf_engine *e = fbf_flux_session_engine(s);
     printf("depth %ld, %s, %s, %zu waiting: %.0f allocs/s (batches of %ld; mean instant %.3f ms, "
