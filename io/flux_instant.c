@@ -276,6 +276,7 @@ static int answer_requests(fbf_flux_session *s, const specs *p, fbf_error *err)
         case FBF_FLUX_IN_CANCEL:
             j->st = FBF_FJ_WITHDRAWN;
             j->cancel = 0;
+            s->pending--;
             forget(j);
             rc = alloc_answer(s, j->id, FBF_FLUX_CANCELED, NULL, NULL);
             break;
@@ -284,6 +285,7 @@ static int answer_requests(fbf_flux_session *s, const specs *p, fbf_error *err)
                 break; /* its CANCEL answers it */
             if (p->note[r][0]) {
                 j->st = FBF_FJ_DENIED;
+                s->pending--;
                 rc = alloc_answer(s, j->id, FBF_FLUX_DENY, p->note[r], NULL);
                 break;
             }
@@ -373,6 +375,7 @@ static int answer_decisions(fbf_flux_session *s, const fbf_out *outs, size_t n, 
             char note[200];
             deny_note(s, o->job, note, sizeof note);
             j->st = FBF_FJ_DENIED;
+            s->pending--;
             forget(j);
             rc = alloc_answer(s, j->id, FBF_FLUX_DENY, note, NULL);
             continue;
@@ -387,6 +390,7 @@ static int answer_decisions(fbf_flux_session *s, const fbf_out *outs, size_t n, 
             fbf_jbuf_lit(&sched, ",\"reason_pending\":null");
         fbf_jbuf_lit(&sched, "}}");
         j->st = FBF_FJ_HOLDING;
+        s->pending--;
         forget(j);
         rc = sched.oom ? -ENOMEM : alloc_answer(s, j->id, FBF_FLUX_SUCCESS, NULL, sched.p);
         if (rc < 0)

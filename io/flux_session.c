@@ -371,10 +371,17 @@ static int on_alloc(fbf_flux_session *s, const fbf_flux_in *in, const fbf_flux_m
                      : "an alloc is for a job in SCHED state");
         return refuse(s, m, st == FBF_FJ_NEW || st == FBF_FJ_WAITING ? -EEXIST : -EINVAL, why);
     }
+    if (s->opt.mode == FBF_FLUX_MODE_SINGLE && s->pending > 0) {
+        snprintf(why, sizeof why, "sched.alloc: id: job %llu: an alloc is pending already, and "
+                 "fastbf asked for single mode (one alloc at a time)",
+                 (unsigned long long)in->id);
+        return refuse(s, m, -EPROTO, why);
+    }
     if (k == FBF_FJ_NONE && fbf_flux_table_add(&s->jobs, in->id, &k) < 0)
         return -ENOMEM;
     fbf_flux_job *j = &s->jobs.v[k];
     j->st = FBF_FJ_NEW;
+    s->pending++;
     j->cancel = 0;
     j->priority = in->priority;
     j->userid = in->userid;

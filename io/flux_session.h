@@ -26,7 +26,8 @@
  * (errnum and a text naming the topic and the field), nothing of it
  * applied: a malformed message or payload, a second alloc for a job
  * whose alloc is pending (RFC 27: one in flight per job), an alloc for a
- * job that holds cores or ended, a free of a job that holds nothing or
+ * job that holds cores or ended, in single mode an alloc while another is
+ * pending, a free of a job that holds nothing or
  * whose free is in flight, a request before the handshake is done.
  * Cancels and prioritize entries for jobs without a pending alloc are
  * ignored, as RFC 27 says. A job whose jobspec is missing or malformed,

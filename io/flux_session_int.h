@@ -47,6 +47,7 @@ struct fbf_flux_session {
     int phase;
     uint32_t hello_tag, ready_tag;
     bool begun; /* the platform is set (first instant) */
+    size_t pending; /* allocs in flight (NEW and WAITING jobs) */
     uint64_t instants;
     double last_now;
 

@@ -105,6 +105,20 @@ static void ready_single(void **state)
     assert_string_equal(fbf_test_flux_send(&t, RESP, 0, 0, 2, FBF_FLUX_READY, "{\"count\":0}"),
                         "");
     assert_true(fbf_flux_session_ready(t.s));
+    /* "The job manager SHALL send a sched.alloc request only when there are
+     * no outstanding sched.alloc requests." */
+    fbf_test_flux_jobspec(&t, 1, 1, 10);
+    fbf_test_flux_jobspec(&t, 2, 1, 10);
+    fbf_test_flux_req(&t, FBF_FLUX_ALLOC, "{\"id\":1,\"priority\":1,\"userid\":1}");
+    assert_string_equal(fbf_test_flux_req(&t, FBF_FLUX_ALLOC,
+                                          "{\"id\":2,\"priority\":1,\"userid\":1}"),
+                        "resp sched.alloc e=71 m=0 sched.alloc: id: job 2: an alloc is pending "
+                        "already, and fastbf asked for single mode (one alloc at a time)\n");
+    fbf_test_flux_instant(&t, 0);
+    /* Job 1's SUCCESS retired it: the next may come. */
+    assert_string_equal(fbf_test_flux_req(&t, FBF_FLUX_ALLOC,
+                                          "{\"id\":2,\"priority\":1,\"userid\":1}"),
+                        "");
     fbf_test_flux_close(&t);
 }
 
