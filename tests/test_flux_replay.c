@@ -3,7 +3,7 @@
  * job manager) with job data in a real Redis, end to end:
  *  - start times and allocations under fcfs, easy and conservative equal
  *    those of the Batsim v4 replay (fastbf-replay --inproc) of the same
- *    jobs, on both bundled traces (their first 2000 jobs; 300 under the
+ *    jobs, on both bundled traces (their first 1000 jobs; 200 under the
  *    sanitizers; all of them with FBF_TEST_FLUX_FULL=1), and in single
  *    mode under fcfs; the job manager finds no ANNOTATE that changes
  *    nothing, and no job that starts after its last t_estimate;
@@ -45,9 +45,9 @@
 #define TIMEOUT_MS 600000
 
 #if defined(FBF_TEST_UNDER_SAN) || defined(FBF_TEST_UNDER_TSAN)
-#define PREFIX "300"
+#define PREFIX "200"
 #else
-#define PREFIX "2000"
+#define PREFIX "1000"
 #endif
 
 static const char *fluxsim_path(void)
