@@ -56,13 +56,10 @@
 #define JOBS "1500"
 #endif
 
-static const char *jstat_path(void)
-{
-    static char p[512];
-    const char *b = getenv("FBF_BUILD_DIR");
-    snprintf(p, sizeof p, "%s/fastbf-jstat", b ? b : FBF_BUILD_DIR);
-    return p;
-}
+/* Set once by main, before any thread: the commands run on threads too. */
+static char jstat_bin[512];
+
+static const char *jstat_path(void) { return jstat_bin; }
 
 static int jstat(const char *const *args, char **out, char **err)
 {
@@ -207,7 +204,7 @@ static void *watch(void *arg)
     fbf_error err;
     fbf_jsc_client *c = fbf_jsc_client_open(w->control, 300, &err);
     if (!c || fbf_jsc_notify_status(c, on_change, w, &err) < 0) {
-        snprintf(w->fault, sizeof w->fault, "attach: %s", err.text);
+        snprintf(w->fault, sizeof w->fault, "attach: %.200s", err.text);
         fbf_jsc_client_close(c);
         return NULL;
     }
@@ -324,6 +321,8 @@ static int teardown(void **state)
 int main(void)
 {
     fbf_test_filter_from_env();
+    const char *b = getenv("FBF_BUILD_DIR");
+    snprintf(jstat_bin, sizeof jstat_bin, "%s/fastbf-jstat", b ? b : FBF_BUILD_DIR);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tool_commands),
         cmocka_unit_test(attach_v4),
