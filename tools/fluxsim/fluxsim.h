@@ -5,8 +5,10 @@
  * with a simulated clock. Its modules:
  *
  *   main.c   options, the run, the summary
- *   jm.c     the job manager: jobs' states, the alloc queue, each
- *            instant's requests, the clock, recovery after a restart
+ *   setup.c  the jobs from the workload, their ids, the seeded events
+ *   queue.c  the timed events and the alloc queue
+ *   jm.c     the job manager: jobs' states, each instant's requests, the
+ *            answers, the clock, recovery after a restart
  *   check.c  every message from the scheduler, checked against RFC 27 as
  *            strictly as flux-core's job manager and stricter (check.c's
  *            header lists what is refused and why)
@@ -209,11 +211,27 @@ int fs_check_R(fluxsim *fs, sjob *j, const char *text, size_t len, fbf_error *er
  * RFC 27 says; *changed tells whether anything changed. */
 int fs_annotate(fluxsim *fs, sjob *j, const cJSON *ann, bool *changed, fbf_error *err);
 
-/* jm.c */
+/* setup.c */
 int fs_setup(fluxsim *fs, fbf_error *err);
-int fs_run(fluxsim *fs, fbf_error *err);
 void fs_fini(fluxsim *fs);
 sjob *fs_job_by_id(fluxsim *fs, uint64_t id);
+
+/* queue.c: a growable array's room for one more (-ENOMEM); the timed
+ * events; the alloc queue (q_head: the first SCHED job in queue order,
+ * UINT32_MAX when none; q_push: a job (again) in it, at its current
+ * priority); the seeded generator. */
+int fs_grow(void **v, size_t *cap, size_t n, size_t sz);
+int fs_heap_push(fluxsim *fs, tev e);
+tev fs_heap_pop(fluxsim *fs);
+bool fs_q_less(const fluxsim *fs, qent a, qent b);
+int fs_q_push(fluxsim *fs, uint32_t job);
+void fs_q_pop(fluxsim *fs);
+uint32_t fs_q_head(fluxsim *fs);
+uint32_t fs_rnd(uint64_t *s, uint32_t bound);
+double fs_urand(uint64_t *s);
+
+/* jm.c */
+int fs_run(fluxsim *fs, fbf_error *err);
 
 /* out.c */
 int fs_write_outputs(fluxsim *fs, int status, const char *why, fbf_error *err);

@@ -20,247 +20,8 @@
 #include "io/flux_codec.h"
 #include "io/flux_job.h"
 
-/* ---- small containers ---- */
-
-static int grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? 2 * *cap : 64;
-    void *p = realloc(*v, c * sz);
-    if (!p)
-        return -ENOMEM;
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
 #define PUSH(arr, n, cap, x)                                                                    \
-    (grow((void **)&(arr), &(cap), (n), sizeof *(arr)) < 0 ? -ENOMEM : ((arr)[(n)++] = (x), 0))
-
-static bool tev_less(const tev *a, const tev *b)
-{
-    if (a->t != b->t)
-        return a->t < b->t;
-    if (a->kind != b->kind)
-        return a->kind < b->kind;
-    return a->seq < b->seq;
-}
-
-static int heap_push(fluxsim *fs, tev e)
-{
-    if (grow((void **)&fs->heap, &fs->hcap, fs->nheap, sizeof *fs->heap) < 0)
-        return -ENOMEM;
-    size_t i = fs->nheap++;
-    while (i > 0 && tev_less(&e, &fs->heap[(i - 1) / 2])) {
-        fs->heap[i] = fs->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    fs->heap[i] = e;
-    return 0;
-}
-
-static tev heap_pop(fluxsim *fs)
-{
-    tev top = fs->heap[0], last = fs->heap[--fs->nheap];
-    size_t i = 0, n = fs->nheap;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && tev_less(&fs->heap[c + 1], &fs->heap[c]))
-            c++;
-        if (!tev_less(&fs->heap[c], &last))
-            break;
-        fs->heap[i] = fs->heap[c];
-        i = c;
-    }
-    if (n)
-        fs->heap[i] = last;
-    return top;
-}
-
-/* flux-core's queue order: priority (higher first), submit time, id. */
-static bool q_less(const fluxsim *fs, qent a, qent b)
-{
-    const sjob *x = &fs->jobs[a.job], *y = &fs->jobs[b.job];
-    if (x->priority != y->priority)
-        return x->priority > y->priority;
-    if (x->t_submit != y->t_submit)
-        return x->t_submit < y->t_submit;
-    return x->id < y->id;
-}
-
-static int q_push(fluxsim *fs, uint32_t job)
-{
-    qent e = {job, ++fs->jobs[job].heap_ver};
-    if (grow((void **)&fs->queue, &fs->qcap, fs->nqueue, sizeof *fs->queue) < 0)
-        return -ENOMEM;
-    size_t i = fs->nqueue++;
-    while (i > 0 && q_less(fs, e, fs->queue[(i - 1) / 2])) {
-        fs->queue[i] = fs->queue[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    fs->queue[i] = e;
-    return 0;
-}
-
-static void q_pop(fluxsim *fs)
-{
-    qent last = fs->queue[--fs->nqueue];
-    size_t i = 0, n = fs->nqueue;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && q_less(fs, fs->queue[c + 1], fs->queue[c]))
-            c++;
-        if (!q_less(fs, fs->queue[c], last))
-            break;
-        fs->queue[i] = fs->queue[c];
-        i = c;
-    }
-    if (n)
-        fs->queue[i] = last;
-}
-
-/* The queue's head, stale entries dropped; UINT32_MAX when empty. */
-static uint32_t q_head(fluxsim *fs)
-{
-    while (fs->nqueue) {
-        qent e = fs->queue[0];
-        const sjob *j = &fs->jobs[e.job];
-        if (j->st == SJ_SCHED && j->heap_ver == e.ver)
-            return e.job;
-        q_pop(fs);
-    }
-    return UINT32_MAX;
-}
-
-static uint32_t rnd(uint64_t *s, uint32_t bound)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return (uint32_t)(((*s * 0x2545F4914F6CDD1DULL) >> 32) % bound);
-}
-
-static double urand(uint64_t *s) { return rnd(s, 1u << 30) / (double)(1u << 30); }
-
-sjob *fs_job_by_id(fluxsim *fs, uint64_t id)
-{
-    size_t lo = 0, hi = fs->njobs;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        uint64_t v = fs->jobs[fs->order[mid]].id;
-        if (v == id)
-            return &fs->jobs[fs->order[mid]];
-        if (v < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
-/* ---- setup ---- */
-
-static const fbf_workload *g_wl; /* qsort's comparator context, setup only */
-
-static int by_submission(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    double tx = g_wl->jobs[x].subtime, ty = g_wl->jobs[y].subtime;
-    if (tx != ty)
-        return tx < ty ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
-
-int fs_setup(fluxsim *fs, fbf_error *err)
-{
-    fbf_idset_init(&fs->busy);
-    fs->wake_last = NAN;
-    fs->rng = fs->o.seed ? fs->o.seed : 0x9e3779b97f4a7c15ULL;
-    fbf_wl_read_options ro = FBF_WL_READ_DEFAULTS;
-    ro.max_jobs = fs->o.max_jobs;
-    if (!(fs->wl = fbf_workload_read(fs->o.workload, &ro, err)))
-        return -EINVAL;
-    if (!fs->o.ranks) {
-        if (!fs->wl->nb_res)
-            return fbf_errorf(err, -EINVAL, "%s gives no platform size: give --ranks and "
-                              "--cores", fs->o.workload);
-        fs->o.ranks = fs->wl->nb_res;
-        fs->o.cores = 1;
-    }
-    fs->njobs = fs->wl->nb_jobs;
-    fs->jobs = calloc(fs->njobs, sizeof *fs->jobs);
-    fs->order = calloc(fs->njobs, sizeof *fs->order);
-    if (!fs->jobs || !fs->order)
-        return fbf_errorf(err, -ENOMEM, "out of memory");
-    for (size_t i = 0; i < fs->njobs; i++)
-        fs->order[i] = (uint32_t)i;
-    g_wl = fs->wl;
-    qsort(fs->order, fs->njobs, sizeof *fs->order, by_submission);
-    g_wl = NULL;
-    uint64_t last = 0;
-    for (size_t k = 0; k < fs->njobs; k++) {
-        uint32_t i = fs->order[k];
-        const fbf_wl_job *w = &fs->wl->jobs[i];
-        sjob *j = &fs->jobs[i];
-        /* FLUID-like: milliseconds since the epoch in the high bits. */
-        uint64_t id = ((uint64_t)(w->subtime * 1000) + 1) << 24;
-        j->id = id > last ? id : last + 1;
-        last = j->id;
-        j->wl = i;
-        j->priority = fs->o.base_priority;
-        j->t_submit = w->subtime;
-        j->runtime = w->runtime;
-        j->duration = w->walltime > 0 ? w->walltime : 0;
-        j->ncores = w->res;
-        j->cancel_at = NAN;
-        j->last_est = NAN;
-        j->start = j->end = NAN;
-        fbf_idset_init(&j->cores);
-        double span = fmax(1, j->duration > 0 ? j->duration : j->runtime);
-        if (fs->o.cancel_p > 0 && urand(&fs->rng) < fs->o.cancel_p) {
-            j->cancel_at = w->subtime + floor(urand(&fs->rng) * 1.5 * span);
-            if (heap_push(fs, (tev){j->cancel_at, EV_CANCEL, fs->seq++, i, 0}) < 0)
-                return fbf_errorf(err, -ENOMEM, "out of memory");
-        }
-        if (fs->o.prio_p > 0 && urand(&fs->rng) < fs->o.prio_p) {
-            double at = w->subtime + floor(urand(&fs->rng) * span);
-            uint32_t p = 1 + rnd(&fs->rng, 1000000);
-            if (heap_push(fs, (tev){at, EV_PRIO, fs->seq++, i, p}) < 0)
-                return fbf_errorf(err, -ENOMEM, "out of memory");
-        }
-    }
-    fs->store = fbf_store_connect(fs->o.redis_host, fs->o.redis_port, NULL, 30, err);
-    return fs->store ? 0 : -ECONNREFUSED;
-}
-
-void fs_fini(fluxsim *fs)
-{
-    for (size_t i = 0; i < fs->njobs; i++) {
-        fbf_idset_fini(&fs->jobs[i].cores);
-        cJSON_Delete(fs->jobs[i].ann);
-        free(fs->jobs[i].note);
-    }
-    free(fs->jobs);
-    free(fs->order);
-    fbf_workload_destroy(fs->wl);
-    fbf_store_destroy(fs->store);
-    free(fs->queue);
-    free(fs->heap);
-    free(fs->frees);
-    free(fs->cancels);
-    free(fs->allocs);
-    free(fs->prio);
-    free(fs->succ);
-    free(fs->subs);
-    fbf_idset_fini(&fs->busy);
-    fbf_json_exact_fini(&fs->nums);
-    fbf_jbuf_fini(&fs->buf);
-}
+    (fs_grow((void **)&(arr), &(cap), (n), sizeof *(arr)) < 0 ? -ENOMEM : ((arr)[(n)++] = (x), 0))
 
 /* ---- the handshake ---- */
 
@@ -352,7 +113,7 @@ static int teardown(fluxsim *fs, fbf_error *err)
         if (j->st == SJ_ALLOC) {
             j->st = SJ_SCHED;
             j->requeue = false;
-            if (q_push(fs, (uint32_t)i) < 0)
+            if (fs_q_push(fs, (uint32_t)i) < 0)
                 return fbf_errorf(err, -ENOMEM, "out of memory");
         } else if (j->st == SJ_CANCELING) {
             j->st = SJ_INACTIVE;
@@ -383,7 +144,7 @@ static int collect(fluxsim *fs, fbf_error *err)
 {
     int rc = 0;
     while (rc == 0 && fs->nheap && fs->heap[0].t == fs->now) {
-        tev e = heap_pop(fs);
+        tev e = fs_heap_pop(fs);
         sjob *j = &fs->jobs[e.job];
         switch (e.kind) {
         case EV_END:
@@ -411,7 +172,7 @@ static int collect(fluxsim *fs, fbf_error *err)
                 j->priority = e.arg;
             } else if (j->st == SJ_SCHED) {
                 j->priority = e.arg;
-                rc = q_push(fs, e.job);
+                rc = fs_q_push(fs, e.job);
             } else if (j->st == SJ_ALLOC) {
                 j->priority = e.arg;
                 struct prio_pair p = {j->id, e.arg};
@@ -427,7 +188,7 @@ static int collect(fluxsim *fs, fbf_error *err)
         uint32_t i = fs->order[fs->next_sub++];
         fs->jobs[i].st = SJ_SCHED;
         fs->submitted++;
-        if ((rc = q_push(fs, i)) == 0)
+        if ((rc = fs_q_push(fs, i)) == 0)
             rc = PUSH(fs->subs, fs->nsubs, fs->subcap, i);
     }
     if (rc < 0)
@@ -477,10 +238,10 @@ static int recalc_pending(fluxsim *fs)
 {
     if (!fs->single || fs->pending != 1)
         return 0;
-    uint32_t head = q_head(fs), i = fs->last_alloc;
+    uint32_t head = fs_q_head(fs), i = fs->last_alloc;
     sjob *j = &fs->jobs[i];
     if (head == UINT32_MAX || j->st != SJ_ALLOC || j->requeue ||
-        !q_less(fs, (qent){head, 0}, (qent){i, 0}))
+        !fs_q_less(fs, (qent){head, 0}, (qent){i, 0}))
         return 0;
     j->requeue = true;
     return PUSH(fs->cancels, fs->ncancels, fs->ccap, i);
@@ -520,8 +281,8 @@ static int send_requests(fluxsim *fs, fbf_error *err)
     }
     fs->nprio = 0;
     for (uint32_t h; rc == 0 && (!fs->single || fs->pending == 0) &&
-                     (h = q_head(fs)) != UINT32_MAX;) {
-        q_pop(fs);
+                     (h = fs_q_head(fs)) != UINT32_MAX;) {
+        fs_q_pop(fs);
         sjob *j = &fs->jobs[h];
         j->st = SJ_ALLOC;
         fs->pending++;
@@ -601,7 +362,7 @@ static int on_alloc(fluxsim *fs, const fbf_flux_msg *m, fbf_error *err)
             } else { /* to make room, or by the scheduler itself: it goes again */
                 fs->requeued += !j->requeue;
                 j->st = SJ_SCHED;
-                rc = q_push(fs, i);
+                rc = fs_q_push(fs, i);
             }
             j->requeue = false;
             cJSON_Delete(j->ann); /* volatile annotations are discarded */
@@ -669,7 +430,7 @@ static int take_starts(fluxsim *fs, fbf_error *err)
         double limit = j->duration > 0 ? j->duration : INFINITY;
         bool killed = j->runtime > limit;
         j->end = fs->now + (killed ? limit : j->runtime);
-        rc = heap_push(fs, (tev){j->end, EV_END, fs->start_seq++, fs->succ[k], killed});
+        rc = fs_heap_push(fs, (tev){j->end, EV_END, fs->start_seq++, fs->succ[k], killed});
         if (rc < 0)
             rc = fbf_errorf(err, rc, "out of memory");
     }
@@ -704,7 +465,7 @@ static int read_answers(fluxsim *fs, fbf_error *err)
                 return fbf_errorf(err, -EPROTO, "sim.instant answered while %zu frees are not: "
                                   "every free of an instant is answered before it",
                                   fs->frees_pending);
-            if (!isnan(wake) && (rc = heap_push(fs, (tev){wake, EV_WAKE, fs->seq++, 0, 0})) < 0)
+            if (!isnan(wake) && (rc = fs_heap_push(fs, (tev){wake, EV_WAKE, fs->seq++, 0, 0})) < 0)
                 return fbf_errorf(err, rc, "out of memory");
             return take_starts(fs, err);
         } else {
@@ -745,7 +506,7 @@ static double next_time(fluxsim *fs)
         const tev *e = &fs->heap[0];
         const sjob *j = &fs->jobs[e->job];
         if (e->kind == EV_END && !(j->st == SJ_RUN && j->end == e->t)) {
-            heap_pop(fs);
+            fs_heap_pop(fs);
             continue;
         }
         t = e->t;
@@ -768,7 +529,7 @@ int fs_run(fluxsim *fs, fbf_error *err)
         if ((rc = collect(fs, err)) < 0 || (rc = instant(fs, err)) < 0)
             return rc;
         /* Single mode: a retired alloc lets the next one go at once. */
-        while (fs->single && fs->pending == 0 && q_head(fs) != UINT32_MAX)
+        while (fs->single && fs->pending == 0 && fs_q_head(fs) != UINT32_MAX)
             if ((rc = instant(fs, err)) < 0)
                 return rc;
     }
