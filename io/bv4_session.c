@@ -160,7 +160,8 @@ static int apply_streamed(fbf_bv4_session *s, fbf_json_stream *stream, fbf_json_
 static int try_stream(fbf_bv4_session *s, const char *req, size_t len, double *now, int *rc,
                       fbf_error *err)
 {
-    if (len < FBF_BV4_STREAM_MIN || !fbf_session_begun(s->core) ||
+    size_t min = s->opt.stream_min ? s->opt.stream_min : FBF_BV4_STREAM_MIN;
+    if (len < min || !fbf_session_begun(s->core) ||
         fbf_session_uses_store(s->core))
         return 0;
     fbf_json_stream stream;

@@ -67,6 +67,10 @@ typedef struct fbf_bv4_options {
      * no_more_static_job_to_submit, and once more when, after it, nothing
      * waits or runs; the ANSWER goes to the log. */
     bool query_energy;
+    /* Requests of at least this many bytes are streamed (0: the default,
+     * FBF_BV4_STREAM_MIN); a test or fuzz target lowers it to reach the
+     * streamed reading with short messages. */
+    size_t stream_min;
     /* Job status and control (io/jsc.h); borrowed, NULL: none. */
     fbf_jsc *jsc;
 } fbf_bv4_options;

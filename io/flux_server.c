@@ -192,12 +192,17 @@ static int serve_loop(server *s, fbf_flux_session *fs, fbf_serve_stats *st, fbf_
             e = -sent;
             op = "send";
         }
-        if (e == ETERM && fbf_zmq_watch_lost(&s->watch))
-            rc = fbf_errorf(err, -ECONNRESET,
-                            "the job manager disconnected after %lu messages, before sim.end "
-                            "(ZeroMQ also ends a connection whose message it cannot take "
-                            "unread: above --max-message %zu bytes)",
+        fbf_zmq_watch_loss loss = e == ETERM ? fbf_zmq_watch_lost(&s->watch) : FBF_ZMQ_WATCH_HELD;
+        if (loss == FBF_ZMQ_WATCH_DROPPED)
+            rc = fbf_errorf(err, -EMSGSIZE,
+                            "the job manager's message was refused unread after %lu messages: "
+                            "above --max-message %zu bytes, or more than this process can "
+                            "allocate (ZeroMQ ends the connection so)",
                             received, s->max_message);
+        else if (loss == FBF_ZMQ_WATCH_LEFT)
+            rc = fbf_errorf(err, -ECONNRESET,
+                            "the job manager disconnected after %lu messages, before sim.end",
+                            received);
         else
             rc = fbf_errorf(err, -e, "%s failed: %s", op, zmq_strerror(e));
         break;

@@ -194,13 +194,20 @@ static int serve_loop(server *s, fbf_serve_stats *st, fbf_error *err)
             e = errno;
             op = "send";
         }
-        if (e == ETERM && fbf_zmq_watch_lost(&s->watch))
+        fbf_zmq_watch_loss loss = e == ETERM ? fbf_zmq_watch_lost(&s->watch)
+                                             : FBF_ZMQ_WATCH_HELD;
+        if (loss == FBF_ZMQ_WATCH_DROPPED)
+            rc = fbf_errorf(err, -ENOMEM,
+                            "cannot take Batsim's message #%lu: ZeroMQ dropped it unread with "
+                            "its connection, as it does with a message above --max-message %zu "
+                            "bytes or larger than this process can allocate; Batsim, still "
+                            "connected, waits for a reply",
+                            received + 1, s->max_message);
+        else if (loss == FBF_ZMQ_WATCH_LEFT)
             rc = fbf_errorf(err, -ECONNRESET,
                             "Batsim disconnected after %lu messages, before the simulation "
-                            "ended (ZeroMQ also ends a connection whose message it cannot take "
-                            "unread: above --max-message %zu bytes, or more than this process "
-                            "can allocate)",
-                            received, s->max_message);
+                            "ended",
+                            received);
         else
             rc = fbf_errorf(err, -e, "%s failed: %s", op, zmq_strerror(e));
         break;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zmq.h>
@@ -73,8 +74,10 @@ static bool drain_events(fbf_zmq_watch *w, bool *handshake_failed)
             *handshake_failed = true;
         } else if (ev == ZMQ_EVENT_ACCEPTED) {
             fd_add(w, fd);
+            w->accepts++;
         } else if (ev == ZMQ_EVENT_DISCONNECTED) {
             fd_remove(w, fd);
+            w->accepts = 0;
             if (fd == atomic_load(&w->pinned_fd))
                 return true;
             if (!*handshake_failed)
@@ -88,6 +91,38 @@ static bool drain_events(fbf_zmq_watch *w, bool *handshake_failed)
         }
     }
     return false;
+}
+
+static double mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* The pinned connection closed: did its peer leave, or did ZeroMQ end the
+ * connection under a peer that reconnects? Waits for a new connection for
+ * at most FBF_ZMQ_WATCH_GRACE_MS, or a stop from the I/O thread. */
+static fbf_zmq_watch_loss why_closed(fbf_zmq_watch *w)
+{
+    size_t seen = w->accepts;
+    w->accepts = 0;
+    if (seen > 0)
+        return FBF_ZMQ_WATCH_DROPPED;
+    double end = mono_ms() + FBF_ZMQ_WATCH_GRACE_MS;
+    for (double left; (left = end - mono_ms()) > 0;) {
+        zmq_pollitem_t it[2] = {{w->mon, 0, ZMQ_POLLIN, 0}, {w->stop_rx, 0, ZMQ_POLLIN, 0}};
+        int n = zmq_poll(it, 2, (long)left + 1);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0 && (it[1].revents & ZMQ_POLLIN))
+            break; /* the session is ending anyway: no need to know */
+        int32_t fd = -1;
+        for (uint16_t ev; (ev = read_event(w->mon, &fd)) != 0;)
+            if (ev == ZMQ_EVENT_ACCEPTED)
+                return FBF_ZMQ_WATCH_DROPPED;
+    }
+    return FBF_ZMQ_WATCH_LEFT;
 }
 
 static void *watch_main(void *arg)
@@ -120,7 +155,7 @@ static void *watch_main(void *arg)
         if (pinned_now && pinned >= 0 && !w->fds_incomplete && !fd_open(w, pinned))
             gone = true;
         if (gone) {
-            atomic_store(&w->lost, true);
+            atomic_store(&w->lost, (int)why_closed(w));
             zmq_ctx_shutdown(w->ctx);
             break;
         }
@@ -135,7 +170,7 @@ int fbf_zmq_watch_start(fbf_zmq_watch *w, void *ctx, void *sock, FILE *warn,
 {
     *w = (fbf_zmq_watch){.ctx = ctx, .warn = warn, .max_message = max_message};
     atomic_init(&w->pinned_fd, -1);
-    atomic_init(&w->lost, false);
+    atomic_init(&w->lost, FBF_ZMQ_WATCH_HELD);
     w->capfds = 16;
     if (!(w->fds = malloc(w->capfds * sizeof *w->fds)))
         return fbf_errorf(err, -ENOMEM, "out of memory watching Batsim's connection");
@@ -183,9 +218,9 @@ void fbf_zmq_watch_pin(fbf_zmq_watch *w, int fd)
     zmq_send(w->stop_tx, &note, 1, ZMQ_DONTWAIT); /* fails with ETERM once shut down */
 }
 
-bool fbf_zmq_watch_lost(fbf_zmq_watch *w)
+fbf_zmq_watch_loss fbf_zmq_watch_lost(fbf_zmq_watch *w)
 {
-    return atomic_load(&w->lost);
+    return (fbf_zmq_watch_loss)atomic_load(&w->lost);
 }
 
 void fbf_zmq_watch_stop(fbf_zmq_watch *w, void *sock)

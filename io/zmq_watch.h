@@ -10,7 +10,13 @@
  * session's peer (fbf_zmq_watch_pin(), with that descriptor), losing that
  * connection shuts the context down (zmq_ctx_shutdown is thread-safe):
  * the I/O thread's blocking receive or send then fails with ETERM, and
- * fbf_zmq_watch_lost() says why. Any other connection coming and going
+ * fbf_zmq_watch_lost() says why. A connection closes so either because the
+ * peer left or because ZeroMQ could not take the message it was bringing
+ * (above ZMQ_MAXMSGSIZE, or more than the process could allocate): ZeroMQ
+ * then ends the connection unread and says nothing more. A REQ peer that
+ * did not leave reconnects within its reconnect interval (100 ms by
+ * default), so the watcher waits FBF_ZMQ_WATCH_GRACE_MS for a new
+ * connection before it tells the two apart. Any other connection coming and going
  * changes nothing; one that had completed ZeroMQ's handshake gets a line
  * on warn, since ZeroMQ ends a connection so, unread and unreported, when
  * it brings a message above the socket's ZMQ_MAXMSGSIZE (max_message).
@@ -59,7 +65,8 @@ typedef struct fbf_zmq_watch {
     size_t nfds, capfds;
     bool fds_incomplete; /* out of memory once: fds may miss some */
     atomic_int pinned_fd; /* the session's peer; -1: none yet */
-    atomic_bool lost;     /* the watcher shut the context down */
+    atomic_int lost;      /* fbf_zmq_watch_loss: why the watcher shut the context down */
+    size_t accepts;       /* connections accepted since the last one closed */
     pthread_t thread;
     bool running;
 } fbf_zmq_watch;
@@ -68,8 +75,17 @@ int fbf_zmq_watch_start(fbf_zmq_watch *w, void *ctx, void *sock, FILE *warn,
                         size_t max_message, fbf_error *err);
 /* The session's peer speaks through connection fd (its messages' ZMQ_SRCFD). */
 void fbf_zmq_watch_pin(fbf_zmq_watch *w, int fd);
-/* True once the pinned peer's connection was lost (and the context shut down). */
-bool fbf_zmq_watch_lost(fbf_zmq_watch *w);
+#define FBF_ZMQ_WATCH_GRACE_MS 500
+
+typedef enum fbf_zmq_watch_loss {
+    FBF_ZMQ_WATCH_HELD = 0, /* the pinned peer's connection is open */
+    FBF_ZMQ_WATCH_LEFT,     /* it closed and the peer did not come back */
+    FBF_ZMQ_WATCH_DROPPED,  /* it closed and the peer reconnected at once: ZeroMQ
+                             * ended it because of the message it brought */
+} fbf_zmq_watch_loss;
+
+/* Why the pinned peer's connection was lost (and the context shut down). */
+fbf_zmq_watch_loss fbf_zmq_watch_lost(fbf_zmq_watch *w);
 void fbf_zmq_watch_stop(fbf_zmq_watch *w, void *sock);
 
 #endif

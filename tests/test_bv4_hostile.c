@@ -6,7 +6,9 @@
  * simulation began). Each time fastbf must answer the request (so that
  * Batsim is not left waiting), exit with status 1 and say exactly the
  * case's one line on stderr, "fastbf: <error>". A case that fails names
- * the message, the reading and what fastbf did.
+ * the message, the reading and what fastbf did. Last, JSON nested as deep
+ * as the parser goes, far into a streamed message: parsed on the helper
+ * thread, whose stack is smaller than the main thread's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,11 +126,62 @@ static void test_streamed_messages(void **state)
     run_all(true);
 }
 
+/* Appends s to the growing text t of length *n. */
+static void append(char **t, size_t *n, const char *s)
+{
+    size_t k = strlen(s);
+    *t = realloc(*t, *n + k + 1);
+    assert_non_null(*t);
+    memcpy(*t + *n, s, k + 1);
+    *n += k;
+}
+
+static void test_deep_nesting_streamed(void **state)
+{
+    (void)state;
+    fbf_test_peer p;
+    const char *args[] = {"--policy", "easy", NULL};
+    assert_int_equal(fbf_test_peer_start(&p, args, true), 0);
+    char *reply = NULL;
+    assert_true(fbf_test_peer_request(&p, fbf_test_bv4_begins(4, ""), &reply, REPLY_MS) > 0);
+    free(reply);
+    char *t = NULL, id[32];
+    size_t n = 0;
+    append(&t, &n, "{\"now\":11,\"events\":[");
+    int k = 0;
+    for (; n < FBF_BV4_STREAM_MIN; k++) {
+        snprintf(id, sizeof id, "w0!%d", k);
+        append(&t, &n, fbf_test_sub(11, id, 1, 100));
+        append(&t, &n, ",");
+    }
+    /* 990 levels in all: cJSON's limit is 1000. */
+    append(&t, &n, "{\"timestamp\":11,\"type\":\"JOB_SUBMITTED\",\"data\":{\"job_id\":"
+                   "\"w0!deep\",\"job\":{\"id\":\"w0!deep\",\"subtime\":11,\"res\":");
+    for (int i = 0; i < 985; i++)
+        append(&t, &n, "[");
+    for (int i = 0; i < 985; i++)
+        append(&t, &n, "]");
+    append(&t, &n, "}}}]}");
+    long got = fbf_test_peer_request(&p, t, &reply, REPLY_MS);
+    free(reply);
+    free(t);
+    int rc = fbf_test_peer_wait(&p, EXIT_MS);
+    char *err = fbf_test_peer_stderr(&p), want[200];
+    snprintf(want, sizeof want, "fastbf: event %d (JOB_SUBMITTED): data.job.res: expected an "
+             "integer, got an array", k);
+    if (got < 0 || rc != 1 || !err || strncmp(err, want, strlen(want)) != 0)
+        fail_msg("deep nesting in a streamed message: reply %ld, exit %d, stderr %s (want %s)",
+                 got, rc, err ? err : "", want);
+    free(err);
+    fbf_test_peer_stop(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_whole_messages),
         cmocka_unit_test(test_streamed_messages),
+        cmocka_unit_test(test_deep_nesting_streamed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,14 +7,17 @@
  * transport failure (one line on stderr says what), 2 on a bad command
  * line or a --register-workload file that cannot be read or registered.
  */
+#define _GNU_SOURCE /* pthread_setattr_default_np */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "io/bv2_client.h"
 #include "io/bv2_frame.h"
@@ -167,6 +170,41 @@ static bool parse_seconds(const char *s, double *out)
         return false;
     *out = v;
     return true;
+}
+
+/* Every thread of the process (ZeroMQ's two, the disconnect watcher, the
+ * parse helper, the workers) gets a stack of FBF_THREAD_STACK rather than
+ * the 8 MiB RLIMIT_STACK default: the whole stack is address space from the
+ * start, so four default stacks alone were half of what `ulimit -v 64M`
+ * allows, and ZeroMQ aborts when it cannot start a thread. The deepest
+ * recursion is JSON's, bounded by cJSON's nesting limit of 1000 levels. */
+#define FBF_THREAD_STACK (1u << 20)
+
+static void use_small_thread_stacks(void)
+{
+    pthread_attr_t a;
+    if (pthread_getattr_default_np(&a) != 0)
+        return;
+    size_t cur = 0;
+    if (pthread_attr_getstacksize(&a, &cur) == 0 && cur > FBF_THREAD_STACK &&
+        pthread_attr_setstacksize(&a, FBF_THREAD_STACK) == 0)
+        pthread_setattr_default_np(&a);
+    pthread_attr_destroy(&a);
+}
+
+/* libzmq ends the process with abort() when it cannot allocate memory
+ * (alloc_assert: "FATAL ERROR: OUT OF MEMORY") or start a thread, after
+ * printing where; fastbf itself never aborts. Memory exhaustion is an exit
+ * status and a line, not a signal. Only async-signal-safe calls here. */
+static void on_abort(int sig)
+{
+    (void)sig;
+    static const char line[] =
+        "fastbf: ZeroMQ gave up at the place named above, as it does when it cannot "
+        "allocate memory or start a thread: out of memory\n";
+    ssize_t w = write(STDERR_FILENO, line, sizeof line - 1);
+    (void)w;
+    _exit(1);
 }
 
 int main(int argc, char **argv)
@@ -400,6 +438,10 @@ int main(int argc, char **argv)
     }
     /* A write to a dead pipe must be an error, not a silent death. */
     signal(SIGPIPE, SIG_IGN);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    signal(SIGABRT, on_abort); /* sanitizers report through abort when asked to */
+#endif
+    use_small_thread_stacks();
     fbf_jsc *jsc = NULL;
     fbf_jsc_server *jsrv = NULL;
     if (control) {

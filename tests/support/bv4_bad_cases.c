@@ -5,6 +5,11 @@
 #include "support/bv4_bad_cases.h"
 
 
+#define X10(s) s s s s s s s s s s
+#define X100(s) X10(X10(s))
+#define X900(s) X100(s) X100(s) X100(s) X100(s) X100(s) X100(s) X100(s) X100(s) X100(s)
+#define X1000(s) X10(X100(s))
+
 const fbf_test_bad_case fbf_test_bv4_bad_cases[] = {
     /* envelope */
     {L_FRESH, "{'now':0,", "malformed JSON message near byte *"},
@@ -119,6 +124,13 @@ const fbf_test_bad_case fbf_test_bv4_bad_cases[] = {
      MSG(11, EV(11, "JOB_SUBMITTED", JOB("w0!0", ",'res':1")) "," EV(
                  11, "JOB_SUBMITTED", JOB("w0!1", ",'res':'1'"))),
      "event 1 (JOB_SUBMITTED): data.job.res: expected an integer, got *"},
+    /* JSON nested as deep as the parser goes, and deeper: its recursion
+     * must fit the stack of the thread that parses (a streamed message's
+     * is a helper thread's, with a smaller stack than the main one's). */
+    {L_BEGUN, MSG(11, EV(11, "JOB_SUBMITTED", JOB("w0!1", ",'res':" X900("[") X900("]")))),
+     "event 0 (JOB_SUBMITTED): data.job.res: expected an integer, got *"},
+    {L_BEGUN, MSG(11, EV(11, "JOB_SUBMITTED", JOB("w0!1", ",'res':" X1000("[") X1000("]")))),
+     "malformed JSON message near byte *"},
     {L_BEGUN, MSG(11, EV(11, "JOB_SUBMITTED", JOB("w0!1", ",'res':1.5"))),
      "event 0 (JOB_SUBMITTED): data.job.res: expected an integer, got a number"},
     {L_BEGUN, MSG(11, EV(11, "JOB_SUBMITTED", JOB("w0!1", ",'res':1,'walltime':'100'"))),
