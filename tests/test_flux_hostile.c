@@ -10,7 +10,8 @@
  *  - a second job manager is refused (EPERM, a line naming it) and
  *    changes nothing;
  *  - the hello answered with an error: fastbf sends job-manager.disconnect
- *    and exits 1 with the error; the job manager gone: exit 1;
+ *    and exits 1 with the error; the job manager gone: exit 1; a message
+ *    above --max-message: ZeroMQ drops it, fastbf says so and exits 1;
  *  - the command line: a network-wide endpoint without --allow-remote,
  *    options of another protocol, an unreachable Redis.
  */
@@ -245,6 +246,32 @@ static void job_manager_lost(void **state)
     fbf_test_flux_peer_stop(&p);
 }
 
+/* A message above --max-message: ZeroMQ refuses it unread and ends the
+ * connection; the job manager reconnects, and fastbf says why it stops. */
+static void message_too_large(void **state)
+{
+    snprintf(port_text, sizeof port_text, "%d", fbf_test_redis_shared()->port);
+    const char *args[] = {"--policy", "easy", "--redis-port", port_text, "--max-message", "4096",
+                          NULL};
+    fbf_test_flux_peer p;
+    assert_int_equal(fbf_test_flux_peer_start(&p, args), 0);
+    handshake(&p);
+    char *big = malloc(9000);
+    memset(big, ' ', 8999);
+    big[0] = '{';
+    big[8997] = '}';
+    big[8998] = '\0';
+    fbf_test_flux_sock_send(p.sock, REQ, 0, FBF_FLUX_NODEID_ANY, 0, FBF_FLUX_ALLOC, big);
+    free(big);
+    assert_int_equal(fbf_test_peer_wait(&p.proc, MS), 1);
+    char *err = fbf_test_peer_stderr(&p.proc);
+    if (!strstr(err, "fastbf: the job manager's message was refused unread after 3 messages: "
+                     "above --max-message 4096 bytes"))
+        fail_msg("stderr: %s", err);
+    free(err);
+    fbf_test_flux_peer_stop(&p);
+}
+
 static void command_line(void **state)
 {
     char dead[16];
@@ -289,6 +316,7 @@ int main(void)
         cmocka_unit_test(second_job_manager_refused),
         cmocka_unit_test(hello_error_disconnects),
         cmocka_unit_test(job_manager_lost),
+        cmocka_unit_test(message_too_large),
         cmocka_unit_test(command_line),
     };
     return cmocka_run_group_tests(tests, fbf_test_redis_group_setup,
