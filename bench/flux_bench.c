@@ -19,6 +19,15 @@
  * are made and handed to a control thread as fastbf does (its endpoint
  * in a temporary ipc:// folder, nobody attached); the records per second
  * go out too, so that two runs, with and without, give the cost of one.
+ *
+ *   fbf_flux_bench --jsc-micro N
+ *
+ * times job status and control alone: N jobs, each queued, started on 4
+ * cores and completed (3 state changes), the records handed over every
+ * 1000 jobs as a decision point does, on this thread (the I/O thread's
+ * cost per state change); then the time until the control thread, which
+ * applies and publishes them meanwhile, has the last one (a query sees
+ * the last job complete): its rate.
  */
 #include <errno.h>
 #include <math.h>
@@ -33,6 +42,7 @@
 #include "io/flux_kvs.h"
 #include "io/flux_session.h"
 #include "io/jsc.h"
+#include "io/jsc_client.h"
 #include "io/jsc_server.h"
 #include "policies/registry.h"
 
@@ -128,8 +138,64 @@ static void cancel(fbf_flux_session *s, uint64_t first, size_t n, double t)
     send(s, FBF_FLUX_REQUEST, 0, 7, FBF_FLUX_INSTANT, p, (size_t)len);
 }
 
+static int jsc_micro(long n)
+{
+    char dir[] = "/tmp/fbf-flux-bench-XXXXXX", url[128], p[200];
+    if (!mkdtemp(dir))
+        die("mkdtemp", strerror(errno));
+    snprintf(url, sizeof url, "ipc://%s/ctl", dir);
+    fbf_error err;
+    fbf_jsc *j = fbf_jsc_create(FBF_JSC_BATSIM, 1, &err);
+    fbf_jsc_server *srv = j ? fbf_jsc_server_start(j, url, &err) : NULL;
+    fbf_jsc_client *c = srv ? fbf_jsc_client_open(url, 60000, &err) : NULL;
+    if (!c)
+        die("control endpoint", err.text);
+    fbf_idset alloc;
+    fbf_idset_init(&alloc);
+    fbf_idset_add_range(&alloc, 0, 3);
+    char id[32];
+    double t0 = now_s();
+    for (long i = 0; i < n; i++) {
+        snprintf(id, sizeof id, "w0!%ld", i);
+        fbf_jsc_queued(j, id, 4, 100, (double)i);
+        fbf_jsc_started(j, id, &alloc);
+        fbf_jsc_completed(j, id);
+        if (i % 1000 == 999)
+            fbf_jsc_publish(j);
+    }
+    fbf_jsc_publish(j);
+    double produced = now_s() - t0;
+    snprintf(id, sizeof id, "w0!%ld", n - 1);
+    char *jcb = NULL;
+    for (;;) { /* the control thread has them all once the last is complete */
+        if (fbf_jsc_query_jcb(c, id, "state-pair", &jcb, &err) == 0 && strstr(jcb, "\"nstate\":11"))
+            break;
+        free(jcb);
+        jcb = NULL;
+    }
+    double consumed = now_s() - t0;
+    free(jcb);
+    printf("JSC alone: %ld jobs, %ld state changes: the I/O thread %.3f us per state change "
+           "(%.0f/s); the control thread had them all after %.3f s (%.0f state changes/s, "
+           "applied and published, nobody subscribed)\n",
+           n, 3 * n, produced * 1e6 / (double)(3 * n), (double)(3 * n) / produced, consumed,
+           (double)(3 * n) / consumed);
+    fbf_idset_fini(&alloc);
+    fbf_jsc_client_close(c);
+    fbf_jsc_server_stop(srv);
+    fbf_jsc_destroy(j);
+    snprintf(p, sizeof p, "%s/ctl", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/ctl.pub", dir);
+    unlink(p);
+    rmdir(dir);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--jsc-micro") == 0)
+        return jsc_micro(atol(argv[2]));
     const char *redis = NULL, *policy = "easy";
     long depth = 1000, batch = 0, instants = 20, cores = 16;
     bool jsc_on = false;

@@ -3,8 +3,10 @@
 # and control's cost per state change (bench/flux_bench.c), in a Release
 # build: easy and conservative, 1e3, 1e5 and 1e6 jobs waiting, jobspecs
 # from a Redis server (started here, on a free port) and from memory,
-# each run RUNS times (default 3) and the median kept; then the same with
-# --jsc. Prints the Markdown tables of bench/RESULTS.md's "RFC 27" section.
+# each run RUNS times (default 3) and the median kept; then job status and
+# control alone (fbf_flux_bench --jsc-micro): its cost per state change on
+# the I/O thread and the control thread's rate. Prints the Markdown tables
+# of bench/RESULTS.md's "RFC 27" section.
 # Usage: bash bench/flux_cost.sh [BUILD_DIR] [RUNS] [DEPTHS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,25 +44,17 @@ echo "| policy | jobs waiting | allocs/s, jobspecs from Redis | allocs/s, from m
 echo "|---|---:|---:|---:|"
 for p in easy conservative; do
   for d in "${depths[@]}"; do
-    r=$(run "$runs" --policy "$p" --depth "$d" --redis "127.0.0.1:$port" |
+    r=$(run "$runs" --policy "$p" --depth "$d" --instants 100 --redis "127.0.0.1:$port" |
         sed -n 's/.*: \([0-9]*\) allocs\/s.*/\1/p' | median)
-    m=$(run "$runs" --policy "$p" --depth "$d" | sed -n 's/.*: \([0-9]*\) allocs\/s.*/\1/p' | median)
+    m=$(run "$runs" --policy "$p" --depth "$d" --instants 100 |
+        sed -n 's/.*: \([0-9]*\) allocs\/s.*/\1/p' | median)
     echo "| $p | $d | $r | $m |"
   done
 done
 echo
-echo "| policy | jobs waiting | allocs/s without JSC | allocs/s with JSC | JSC records per alloc | the I/O thread's extra time per state change |"
-echo "|---|---:|---:|---:|---:|---:|"
-for p in easy conservative; do
-  d=${depths[0]}
-  plain=$(run "$runs" --policy "$p" --depth "$d" --instants 200 | sed -n 's/.*: \([0-9]*\) allocs\/s.*/\1/p' | median)
-  out=$(run "$runs" --policy "$p" --depth "$d" --instants 200 --jsc)
-  with=$(echo "$out" | sed -n 's/.*: \([0-9]*\) allocs\/s.*/\1/p' | median)
-  recs=$(echo "$out" | sed -n 's/.*JSC: \([0-9]*\) records.*/\1/p' | head -1)
-  # Each alloc makes one state change (null -> schedreq) and, holding a
-  # reservation, one estimate record: the extra time per alloc is the
-  # cost of one state change with what comes with it.
-  awk -v a="$plain" -v b="$with" -v r="$recs" -v p="$p" -v d="$d" 'BEGIN {
-      n = 200 * (d / 10 < 1000 ? d / 10 : 1000);
-      printf "| %s | %d | %d | %d | %.2f | %.3f us |\n", p, d, a, b, r / n, 1e6 / b - 1e6 / a }'
-done
+echo "| job status and control alone ($runs runs, median) | the I/O thread per state change | the control thread's rate |"
+echo "|---|---:|---:|"
+out=$(for _ in $(seq "$runs"); do "$build/fbf_flux_bench" --jsc-micro 300000; done)
+io=$(echo "$out" | sed -n 's/.*the I\/O thread \([0-9.]*\) us per.*/\1/p' | median)
+rate=$(echo "$out" | sed -n 's/.*s (\([0-9]*\) state changes\/s, applied.*/\1/p' | median)
+echo "| 300,000 jobs queued, started, completed | $io us | $rate state changes/s |"

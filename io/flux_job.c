@@ -181,7 +181,7 @@ static int read_slot(const cJSON *slot, const char *path, fbf_flux_jobspec *o, c
                           fbf_job_json_kind(lab));
     *label = lab->valuestring;
     int rc = read_count(slot, path, &o->nslots, err);
-    const cJSON *with;
+    const cJSON *with = NULL;
     if (rc < 0 || (rc = read_with(slot, path, &with, err)) < 0)
         return rc;
     char p[96];
@@ -268,7 +268,7 @@ int fbf_flux_jobspec_read(const cJSON *js, fbf_flux_jobspec *o, fbf_error *err)
     if (rc < 0)
         return rc;
     if (strcmp(t, "node") == 0) {
-        const cJSON *with;
+        const cJSON *with = NULL;
         if ((rc = read_count(top, path, &o->nnodes, err)) < 0 ||
             (rc = read_with(top, path, &with, err)) < 0)
             return rc;
