@@ -11,8 +11,8 @@
  *     resources; nb_free == fbf_idset_count(free_set);
  *   - every RUNNING job has one live entry in the running heap (stale
  *     entries of ended jobs are dropped lazily when they surface);
- *   - holds (engine/power.h) are RUNNING pseudo-jobs of one machine, in
- *     the heap like jobs but not in nb_running.
+ *   - holds (engine/power.h, failures.c) are RUNNING pseudo-jobs of the machines
+ *     they hold, in the heap like jobs but not in nb_running.
  * Jobs go to partition seq % workers, so partitions stay balanced whatever
  * the arrival pattern. The kill and give-up clocks live in deadlines.c.
  */
@@ -150,12 +150,7 @@ int fbf_engine_set_platform(fbf_engine *e, const fbf_idset *compute, fbf_error *
         return fbf_errorf(err, -EINVAL, "platform needs at least one compute resource");
     if (fbf_idset_copy(&e->free_set, compute) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
-    int rc = fbf_power_set_platform(e->power, compute);
-    if (rc == -E2BIG)
-        return fbf_errorf(err, rc, "energy saving models each machine, for ids below %u: the "
-                          "platform's last is %u", FBF_POWER_MAX_MACHINES,
-                          compute->r[compute->n - 1].hi);
-    if (rc < 0)
+    if (fbf_power_set_platform(e->power, compute) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory for the machine states of energy saving");
     e->nb_compute = e->nb_free = (uint32_t)n;
     e->has_platform = true;
@@ -244,7 +239,8 @@ int fbf_engine_complete_job(fbf_engine *e, fbf_job_h h, fbf_error *err)
     e->nb_free += j->res;
     e->nb_running--;
     j->state = FBF_JOB_DONE;
-    fbf_power_freed(e->power, &j->alloc, e->now);
+    if (fbf_power_freed(e->power, &j->alloc, e->now) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
     e->any_ended = true;
     if (e->ops->job_ended)
         e->ops->job_ended(e->pstate, e, h);
@@ -506,7 +502,8 @@ fbf_power *fbf_engine_power(const fbf_engine *e) { return e->power; }
 const fbf_idset *fbf_engine_free_set(const fbf_engine *e) { return &e->free_set; }
 int64_t fbf_engine_depth(const fbf_engine *e) { return e->cfg.reservation_depth; }
 
-int fbf_engine_hold_machine(fbf_engine *e, uint32_t m, double end, bool from_free, fbf_job_h *out)
+int fbf_engine_hold(fbf_engine *e, const fbf_idset *set, double start, double walltime,
+                    bool from_free, fbf_job_h *out)
 {
     char id[40];
     snprintf(id, sizeof id, "!hold-%llu", (unsigned long long)e->nb_holds++);
@@ -514,21 +511,21 @@ int fbf_engine_hold_machine(fbf_engine *e, uint32_t m, double end, bool from_fre
     if (fbf_jobs_add(e->jobs, id, &h) < 0)
         return -ENOMEM;
     fbf_job *j = fbf_jobs_get(e->jobs, h);
+    uint64_t n = fbf_idset_count(set);
     j->hold = 1;
-    j->res = 1;
-    j->subtime = j->start = e->now;
+    j->res = (uint32_t)n;
+    j->subtime = j->start = start;
     /* start + walltime is what the policies' profiles hold: est_end is
      * computed the same way so that both agree to the last bit. */
-    j->walltime = end - e->now;
-    j->est_end = e->now + j->walltime;
+    j->walltime = walltime;
+    j->est_end = start + walltime;
     j->state = FBF_JOB_RUNNING;
-    if (fbf_idset_add_range(&j->alloc, m, m) < 0 || fbf_runheap_push(&e->heap, j->est_end, h) < 0)
+    if (fbf_idset_copy(&j->alloc, set) < 0 || fbf_runheap_push(&e->heap, j->est_end, h) < 0)
         return -ENOMEM;
     if (from_free) {
-        fbf_idset one = {.r = &(fbf_range){m, m}, .n = 1, .cap = 1};
-        if (fbf_idset_subtract(&e->free_set, &one) < 0)
+        if (fbf_idset_subtract(&e->free_set, set) < 0)
             return -ENOMEM;
-        e->nb_free--;
+        e->nb_free -= (uint32_t)n;
     }
     if (e->ops->resources_held)
         e->ops->resources_held(e->pstate, e, h);
@@ -536,17 +533,29 @@ int fbf_engine_hold_machine(fbf_engine *e, uint32_t m, double end, bool from_fre
     return 0;
 }
 
-int fbf_engine_unhold_machine(fbf_engine *e, fbf_job_h h, bool to_free)
+int fbf_engine_unhold(fbf_engine *e, fbf_job_h h, const fbf_idset *to_free)
 {
     fbf_job *j = fbf_jobs_get(e->jobs, h);
-    if (to_free) {
-        if (fbf_idset_union(&e->free_set, &j->alloc) < 0)
+    if (to_free && to_free->n) {
+        if (fbf_idset_union(&e->free_set, to_free) < 0)
             return -ENOMEM;
-        e->nb_free++;
+        e->nb_free += (uint32_t)fbf_idset_count(to_free);
     }
     j->state = FBF_JOB_DONE;
     e->any_ended = true;
     if (e->ops->job_ended)
         e->ops->job_ended(e->pstate, e, h);
-    return to_free && e->nb_failed ? fbf_failures_freed(e, &j->alloc) : 0;
+    return to_free && to_free->n && e->nb_failed ? fbf_failures_freed(e, to_free) : 0;
+}
+
+int fbf_engine_hold_machine(fbf_engine *e, uint32_t m, double end, bool from_free, fbf_job_h *out)
+{
+    fbf_range r = {m, m};
+    fbf_idset one = {.r = &r, .n = 1, .cap = 1};
+    return fbf_engine_hold(e, &one, e->now, end - e->now, from_free, out);
+}
+
+int fbf_engine_unhold_machine(fbf_engine *e, fbf_job_h h, bool to_free)
+{
+    return fbf_engine_unhold(e, h, to_free ? &fbf_jobs_get(e->jobs, h)->alloc : NULL);
 }

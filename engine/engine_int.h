@@ -2,9 +2,9 @@
  * engine_int: the engine's state, and what engine/engine.c offers
  * engine/power.c and engine/deadlines.c, and back. Private to engine/.
  *
- * Holds are pseudo-jobs in the job store (fbf_job.hold set, res 1, alloc
- * the machine, never waiting, never named by the protocol): RUNNING from
- * `now` until their end, in the running heap, not counted in nb_running.
+ * Holds are pseudo-jobs in the job store (fbf_job.hold set, res and alloc
+ * the machines held, never waiting, never named by the protocol): RUNNING
+ * until their end, in the running heap, not counted in nb_running.
  */
 #ifndef FBF_ENGINE_INT_H
 #define FBF_ENGINE_INT_H
@@ -84,6 +84,17 @@ double fbf_engine_next_give_up(fbf_engine *e);
 
 
 /* engine.c */
+/* Holds the machines of set (a copy is kept) from start for walltime (its
+ * end, start + walltime, INFINITY when unknown): a pseudo-job of as many
+ * resources. from_free: take them out of the free set (they must all be
+ * there), else they are already out (moved from another hold). Tells the
+ * policy (resources_held). -ENOMEM. */
+int fbf_engine_hold(fbf_engine *e, const fbf_idset *set, double start, double walltime,
+                    bool from_free, fbf_job_h *out);
+/* Ends hold h: the policy hears it as a job end (job_ended); the machines
+ * of to_free (part of the hold's, or NULL: none) go back to the free set,
+ * the others stay out (held again by the caller). */
+int fbf_engine_unhold(fbf_engine *e, fbf_job_h h, const fbf_idset *to_free);
 /* Holds machine m from now until end (INFINITY: no known end). from_free:
  * take m out of the free set (it must be there), else m is already out
  * (a re-planned hold). Tells the policy (resources_held). -ENOMEM. */
@@ -106,8 +117,8 @@ int fbf_power_initial(fbf_power *p, fbf_engine *e, uint32_t m, fbf_machine_state
                       fbf_error *err);
 int fbf_power_changed(fbf_power *p, fbf_engine *e, const fbf_idset *set, uint32_t pstate,
                       fbf_error *err);
-/* A job's machines are free again at now (idle timers). */
-void fbf_power_freed(fbf_power *p, const fbf_idset *alloc, double now);
+/* A job's machines are free again at now (idle timers). -ENOMEM. */
+int fbf_power_freed(fbf_power *p, const fbf_idset *alloc, double now);
 /* Before the pass: wakes; after it: switch-offs and the call wanted
  * (*cml, NAN if none). -ENOMEM. */
 int fbf_power_before(fbf_power *p, fbf_engine *e);

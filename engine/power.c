@@ -1,59 +1,25 @@
 /*
  * power: machine states, holds and energy saving (see power.h).
  *
- * Invariants: a machine is ON iff it holds no hold; every machine that is
- * not ON has exactly one live hold (m[id].hold) and counts in `held`; an
- * ON machine is free or allocated to a real job. m[] is allocated at the
- * platform when saving is on, else lazily when a machine is first
- * reported not ON (until then every machine is ON and nothing here runs).
- * wake_at is the time to send the switch-on of a sleeping machine
- * (INFINITY: only on demand, when jobs wait). cand and ends are scratch
- * of the waking rule, rebuilt at each decision point that applies it; its
- * cost is O(machines + running log running + capacity log^2), plus O(w)
- * for a job whose Tn lies within off_delay of being worth a wake.
+ * Invariants: a machine is ON iff it belongs to no hold; every machine
+ * that is not ON belongs to exactly one live hold (its run's hold) and
+ * counts in `held`; an ON machine is free or allocated to a real job.
+ * States live in runs of consecutive ids (machine_runs.h) and a hold may
+ * cover many machines: the machines switched off together, or woken for
+ * the same start. When some machines leave a hold, the hold ends and the
+ * rest are held again at once with the same start and length, so that
+ * their end is the same to the last bit. wake_at is the time to send the
+ * switch-on of a sleeping machine (INFINITY: only on demand, when jobs
+ * wait). The waking rule is in power_wake.c.
  */
 #include <errno.h>
 #include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-#include "engine/engine_int.h"
 #include "engine/jobs.h"
 #include "engine/policy_api.h"
-#include "engine/power.h"
-
-
-typedef struct machine {
-    double idle_since; /* ON: free since (saving only) */
-    double req_at;     /* switching: when the switch was requested */
-    double wake_at;
-    fbf_job_h hold;
-    uint8_t st; /* fbf_machine_state */
-} machine;
-
-typedef struct cand {
-    double end, back;
-    uint32_t id;
-} cand;
-
-typedef struct ending {
-    double end;
-    uint64_t n, cum; /* machines; of this and the earlier ends */
-} ending;
-
-struct fbf_power {
-    fbf_power_config cfg;
-    fbf_idset compute;
-    uint32_t nb_ids; /* max compute id + 1 */
-    machine *m;
-    uint32_t held;
-    fbf_idset wake, sleep; /* this decision point's requests */
-    bool replanned;        /* this decision point re-planned a wake */
-    struct cand *cand;     /* nb_ids, scratch of the waking rule */
-    size_t nc;
-    struct ending *ends;   /* running jobs ending after now + on_delay */
-    size_t ne, ne_cap;
-};
+#include "engine/power_int.h"
 
 fbf_power_config fbf_power_config_default(void)
 {
@@ -80,6 +46,8 @@ fbf_power *fbf_power_create(const fbf_power_config *cfg)
     fbf_idset_init(&p->compute);
     fbf_idset_init(&p->wake);
     fbf_idset_init(&p->sleep);
+    fbf_idset_init(&p->set);
+    fbf_idset_init(&p->rest);
     return p;
 }
 
@@ -90,48 +58,126 @@ void fbf_power_destroy(fbf_power *p)
     fbf_idset_fini(&p->compute);
     fbf_idset_fini(&p->wake);
     fbf_idset_fini(&p->sleep);
-    free(p->m);
+    fbf_idset_fini(&p->set);
+    fbf_idset_fini(&p->rest);
+    fbf_mruns_fini(&p->runs);
     free(p->cand);
     free(p->ends);
+    free(p->moves);
+    free(p->leave);
+    free(p->map);
     free(p);
-}
-
-static int ensure_machines(fbf_power *p)
-{
-    if (p->m && p->cand)
-        return 0;
-    free(p->m);
-    if (p->nb_ids > FBF_POWER_MAX_MACHINES)
-        return -E2BIG;
-    if (p->nb_ids == 0)
-        return -ENOMEM;
-    p->m = calloc(p->nb_ids, sizeof *p->m);
-    p->cand = calloc(p->nb_ids, sizeof *p->cand);
-    if (!p->m || !p->cand)
-        return -ENOMEM;
-    for (uint32_t i = 0; i < p->nb_ids; i++)
-        p->m[i] = (machine){.wake_at = INFINITY, .hold = FBF_JOB_NONE, .st = FBF_MACHINE_ON};
-    return 0;
 }
 
 int fbf_power_set_platform(fbf_power *p, const fbf_idset *compute)
 {
     if (fbf_idset_copy(&p->compute, compute) < 0)
         return -ENOMEM;
-    p->nb_ids = compute->n ? compute->r[compute->n - 1].hi + 1 : 0;
-    return p->cfg.saving ? ensure_machines(p) : 0;
+    fbf_mruns_fini(&p->runs);
+    return fbf_mruns_init(&p->runs, compute);
 }
 
 fbf_machine_state fbf_power_state(const fbf_power *p, uint32_t id)
 {
-    return p->m && id < p->nb_ids ? (fbf_machine_state)p->m[id].st : FBF_MACHINE_ON;
+    const fbf_mrun *x = fbf_mruns_find(&p->runs, id);
+    return x ? (fbf_machine_state)x->st : FBF_MACHINE_ON;
 }
 
-uint32_t fbf_power_nb_held(const fbf_power *p) { return p->held; }
+uint32_t fbf_power_nb_held(const fbf_power *p) { return (uint32_t)p->held; }
 
 bool fbf_power_is_compute(const fbf_power *p, uint32_t m)
 {
     return fbf_idset_contains(&p->compute, m);
+}
+
+/* ---- holds that lose machines ---- */
+
+static int note_leaving(void *ctx, const fbf_mrun *x)
+{
+    fbf_power *p = ctx;
+    if (fbf_power_grow((void **)&p->leave, &p->leave_cap, p->nl, sizeof *p->leave) < 0)
+        return -ENOMEM;
+    p->leave[p->nl++] = (power_leaving){x->lo, x->hi, x->hold};
+    return 0;
+}
+
+static int leaving_cmp(const void *a, const void *b)
+{
+    const power_leaving *x = a, *y = b;
+    if (x->hold != y->hold)
+        return x->hold < y->hold ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int remap_cmp(const void *a, const void *b)
+{
+    const power_remap *x = a, *y = b;
+    return x->from < y->from ? -1 : x->from > y->from;
+}
+
+static int apply_remap(void *ctx, fbf_mrun *x)
+{
+    const fbf_power *p = ctx;
+    power_remap key = {.from = x->hold};
+    const power_remap *m = bsearch(&key, p->map, p->nmap, sizeof *p->map, remap_cmp);
+    if (m)
+        x->hold = m->to;
+    return 0;
+}
+
+int fbf_power_leave_holds(fbf_power *p, fbf_engine *e, const fbf_idset *set, bool to_free)
+{
+    p->nl = p->nmap = 0;
+    int rc = fbf_mruns_each(&p->runs, set, note_leaving, p);
+    if (rc < 0)
+        return rc;
+    qsort(p->leave, p->nl, sizeof *p->leave, leaving_cmp);
+    for (size_t i = 0; i < p->nl;) {
+        fbf_job_h h = p->leave[i].hold;
+        fbf_idset_clear(&p->set);
+        for (; i < p->nl && p->leave[i].hold == h; i++)
+            if (fbf_idset_add_range(&p->set, p->leave[i].lo, p->leave[i].hi) < 0)
+                return -ENOMEM;
+        const fbf_job *j = fbf_sched_job(e, h);
+        double start = j->start, walltime = j->walltime;
+        if (fbf_idset_copy(&p->rest, &j->alloc) < 0 || fbf_idset_subtract(&p->rest, &p->set) < 0 ||
+            fbf_engine_unhold(e, h, to_free ? &p->set : NULL) < 0)
+            return -ENOMEM;
+        if (!p->rest.n)
+            continue;
+        fbf_job_h nh;
+        if (fbf_power_grow((void **)&p->map, &p->map_cap, p->nmap, sizeof *p->map) < 0 ||
+            fbf_engine_hold(e, &p->rest, start, walltime, false, &nh) < 0)
+            return -ENOMEM;
+        p->map[p->nmap++] = (power_remap){h, nh};
+    }
+    return 0;
+}
+
+int fbf_power_rehold_runs(fbf_power *p)
+{
+    return p->nmap ? fbf_mruns_change(&p->runs, NULL, apply_remap, p) : 0;
+}
+
+/* ---- the peer's reports ---- */
+
+typedef struct report {
+    fbf_power *p;
+    fbf_engine *e;
+    fbf_machine_state st, want;
+    double now;
+    uint32_t bad; /* the first machine not in the state wanted */
+    fbf_job_h hold;
+} report;
+
+static int set_initial(void *ctx, fbf_mrun *x)
+{
+    const report *r = ctx;
+    x->st = (uint8_t)r->st;
+    x->req_at = r->now;
+    x->wake_at = INFINITY;
+    x->hold = r->hold;
+    return 0;
 }
 
 int fbf_power_initial(fbf_power *p, fbf_engine *e, uint32_t id, fbf_machine_state st,
@@ -141,24 +187,43 @@ int fbf_power_initial(fbf_power *p, fbf_engine *e, uint32_t id, fbf_machine_stat
         return fbf_errorf(err, -EINVAL, "machine %u is not a compute resource", id);
     if (st == FBF_MACHINE_ON)
         return 0;
-    int rc = ensure_machines(p);
-    if (rc == -E2BIG)
-        return fbf_errorf(err, rc, "machine states are modelled one by one, for ids below %u: "
-                          "machine %u is beyond", FBF_POWER_MAX_MACHINES, p->nb_ids - 1);
-    if (rc < 0)
-        return fbf_errorf(err, -ENOMEM, "out of memory for %u machine states", p->nb_ids);
-    machine *x = &p->m[id];
-    if (x->st != FBF_MACHINE_ON || !fbf_idset_contains(fbf_engine_free_set(e), id))
+    if (fbf_power_state(p, id) != FBF_MACHINE_ON || !fbf_idset_contains(fbf_engine_free_set(e), id))
         return fbf_errorf(err, -EINVAL, "machine %u: initial state set twice or machine in use",
                           id);
     double now = fbf_engine_now(e);
     double end = st == FBF_MACHINE_SWITCHING_ON ? now + p->cfg.on_delay : INFINITY;
-    if (fbf_engine_hold_machine(e, id, end, true, &x->hold) < 0)
+    fbf_range one_r = {id, id};
+    fbf_idset one = {.r = &one_r, .n = 1, .cap = 1};
+    report r = {.st = st, .now = now};
+    if (fbf_engine_hold(e, &one, now, end - now, true, &r.hold) < 0 ||
+        fbf_mruns_change(&p->runs, &one, set_initial, &r) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
-    x->st = (uint8_t)st;
-    x->req_at = now;
-    x->wake_at = INFINITY;
     p->held++;
+    return 0;
+}
+
+static int first_not_wanted(void *ctx, const fbf_mrun *x)
+{
+    report *r = ctx;
+    if (x->st == r->want)
+        return 0;
+    r->bad = x->lo;
+    r->st = (fbf_machine_state)x->st;
+    return 1;
+}
+
+static int set_off(void *ctx, fbf_mrun *x)
+{
+    (void)ctx;
+    x->st = FBF_MACHINE_OFF;
+    return 0;
+}
+
+static int set_on(void *ctx, fbf_mrun *x)
+{
+    const report *r = ctx;
+    x->st = FBF_MACHINE_ON;
+    x->idle_since = r->now;
     return 0;
 }
 
@@ -167,220 +232,56 @@ int fbf_power_changed(fbf_power *p, fbf_engine *e, const fbf_idset *set, uint32_
 {
     bool on = pstate == p->cfg.compute_pstate;
     if (!on && pstate != p->cfg.sleep_pstate)
+        return fbf_errorf(err, -EINVAL, "state %u is not a known pstate (compute %u, sleep %u)",
+                          pstate, p->cfg.compute_pstate, p->cfg.sleep_pstate);
+    /* The first machine, in id order, that is not a compute one or not in
+     * the state this change ends. */
+    report r = {.p = p,
+                .e = e,
+                .want = on ? FBF_MACHINE_SWITCHING_ON : FBF_MACHINE_SWITCHING_OFF,
+                .now = fbf_engine_now(e)};
+    bool bad_state = fbf_mruns_each(&p->runs, set, first_not_wanted, &r) > 0;
+    if (fbf_idset_copy(&p->rest, set) < 0 || fbf_idset_subtract(&p->rest, &p->compute) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    if (p->rest.n && (!bad_state || p->rest.r[0].lo < r.bad))
+        return fbf_errorf(err, -EINVAL, "machine %u is not a compute resource", p->rest.r[0].lo);
+    if (bad_state)
         return fbf_errorf(err, -EINVAL,
-                          "state %u is not a known pstate (compute %u, sleep %u)", pstate,
-                          p->cfg.compute_pstate, p->cfg.sleep_pstate);
-    fbf_machine_state want = on ? FBF_MACHINE_SWITCHING_ON : FBF_MACHINE_SWITCHING_OFF;
-    for (uint32_t k = 0; k < set->n; k++)
-        for (uint32_t id = set->r[k].lo; id <= set->r[k].hi; id++) {
-            if (!fbf_idset_contains(&p->compute, id))
-                return fbf_errorf(err, -EINVAL, "machine %u is not a compute resource", id);
-            fbf_machine_state st = fbf_power_state(p, id);
-            if (st != want)
-                return fbf_errorf(err, -EINVAL, "machine %u reached pstate %u but was not %s "
-                                  "(it is %s)", id, pstate, on ? "switching on" : "switching off",
-                                  fbf_machine_state_name(st));
-        }
-    double now = fbf_engine_now(e);
-    for (uint32_t k = 0; k < set->n; k++)
-        for (uint32_t id = set->r[k].lo; id <= set->r[k].hi; id++) {
-            machine *x = &p->m[id];
-            if (!on) {
-                x->st = FBF_MACHINE_OFF;
-                continue;
-            }
-            if (fbf_engine_unhold_machine(e, x->hold, true) < 0)
-                return fbf_errorf(err, -ENOMEM, "out of memory");
-            x->st = FBF_MACHINE_ON;
-            x->hold = FBF_JOB_NONE;
-            x->idle_since = now;
-            x->wake_at = INFINITY;
-            p->held--;
-        }
+                          "machine %u reached pstate %u but was not %s "
+                          "(it is %s)",
+                          r.bad, pstate, on ? "switching on" : "switching off",
+                          fbf_machine_state_name(r.st));
+    if (!on)
+        return fbf_mruns_change(&p->runs, set, set_off, &r) < 0
+                   ? fbf_errorf(err, -ENOMEM, "out of memory")
+                   : 0;
+    if (fbf_power_leave_holds(p, e, set, true) < 0 ||
+        fbf_mruns_change(&p->runs, set, set_on, &r) < 0 || fbf_power_rehold_runs(p) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    p->held -= fbf_idset_count(set);
     return 0;
 }
 
-void fbf_power_freed(fbf_power *p, const fbf_idset *alloc, double now)
+static int set_idle(void *ctx, fbf_mrun *x)
 {
-    if (!p->m || !p->cfg.saving)
-        return;
-    for (uint32_t k = 0; k < alloc->n; k++)
-        for (uint32_t id = alloc->r[k].lo; id <= alloc->r[k].hi && id < p->nb_ids; id++)
-            p->m[id].idle_since = now;
-}
-
-/* The machine's hold now ends at `end` instead (it stays held). */
-static int replan(fbf_engine *e, machine *x, uint32_t id, double end)
-{
-    if (fbf_engine_unhold_machine(e, x->hold, false) < 0)
-        return -ENOMEM;
-    return fbf_engine_hold_machine(e, id, end, false, &x->hold);
-}
-
-/* ---- waking (power.h, "Waking") ---- */
-
-static int cand_cmp(const void *a, const void *b)
-{
-    const cand *x = a, *y = b;
-    if (x->end != y->end)
-        return x->end > y->end ? -1 : 1;
-    if (x->back != y->back)
-        return x->back < y->back ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int ending_cmp(const void *a, const void *b)
-{
-    const ending *x = a, *y = b;
-    return x->end < y->end ? -1 : x->end > y->end;
-}
-
-typedef struct run_ctx {
-    fbf_power *p;
-    double t0;
-    uint64_t avail;
-    int err;
-} run_ctx;
-
-static void count_running(void *ctx, const fbf_job *j)
-{
-    run_ctx *c = ctx;
-    if (j->est_end <= c->t0) {
-        c->avail += j->res;
-        return;
-    }
-    if (j->hold || c->err)
-        return; /* holds ending later are candidates */
-    fbf_power *p = c->p;
-    if (p->ne == p->ne_cap) {
-        size_t cap = p->ne_cap ? 2 * p->ne_cap : 64;
-        ending *v = realloc(p->ends, cap * sizeof *v);
-        if (!v) {
-            c->err = -ENOMEM;
-            return;
-        }
-        p->ends = v;
-        p->ne_cap = cap;
-    }
-    p->ends[p->ne++] = (ending){j->est_end, j->res, 0};
-}
-
-/* The m-th smallest end of the running jobs ending after t0 (m >= 0:
- * -INFINITY for 0, INFINITY past them), by the prefix counts. */
-static double run_kth(const fbf_power *p, uint64_t m)
-{
-    if (m == 0)
-        return -INFINITY;
-    size_t lo = 0, hi = p->ne;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->ends[mid].cum >= m)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo < p->ne ? p->ends[lo].end : INFINITY;
-}
-
-/* The j-th smallest hold end among the candidates left (j >= 0). */
-static double cand_kth(const fbf_power *p, size_t j)
-{
-    return j == 0 ? -INFINITY : p->cand[p->nc - j].end;
-}
-
-/* The k-th smallest end (k >= 1) among the running jobs' ends and the
- * candidates cand[from..nc) (whose ends are descending); INFINITY past
- * them: the smallest max(cand_kth(j), run_kth(k - j)) over the splits j,
- * found where the first (rising in j) overtakes the second (falling). */
-static double kth_end(const fbf_power *p, size_t from, uint64_t k)
-{
-    size_t left = p->nc - from, jmax = k < left ? (size_t)k : left, lo = 0, hi = jmax + 1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cand_kth(p, mid) >= run_kth(p, k - mid))
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    double best = lo <= jmax ? cand_kth(p, lo) : INFINITY;
-    return lo > 0 ? fmin(best, run_kth(p, k - (lo - 1))) : best;
-}
-
-/* The hold of x now ends at end; woken now when its wake is due. */
-static int plan_wake(fbf_power *p, fbf_engine *e, machine *x, uint32_t id, double end, double now)
-{
-    if (replan(e, x, id, end) < 0)
-        return -ENOMEM;
-    x->wake_at = end - p->cfg.on_delay;
-    p->replanned = true;
-    if (x->st == FBF_MACHINE_OFF && x->wake_at <= now) {
-        if (fbf_idset_add_range(&p->wake, id, id) < 0)
-            return -ENOMEM;
-        x->st = FBF_MACHINE_SWITCHING_ON;
-        x->req_at = now;
-    }
+    x->idle_since = *(const double *)ctx;
     return 0;
 }
 
-static int wake_for_waiting(fbf_power *p, fbf_engine *e, double now)
+int fbf_power_freed(fbf_power *p, const fbf_idset *alloc, double now)
 {
-    double t0 = now + p->cfg.on_delay;
-    p->nc = 0;
-    for (uint32_t id = 0; id < p->nb_ids; id++) {
-        const machine *x = &p->m[id];
-        if (x->st != FBF_MACHINE_OFF && x->st != FBF_MACHINE_SWITCHING_OFF)
-            continue;
-        double end = fbf_sched_job(e, x->hold)->est_end;
-        if (end <= t0)
-            continue;
-        double back = x->st == FBF_MACHINE_OFF
-                          ? t0 : fmax(now, x->req_at + p->cfg.off_delay) + p->cfg.on_delay;
-        p->cand[p->nc++] = (cand){end, back, id};
-    }
-    if (!p->nc)
+    return p->cfg.saving ? fbf_mruns_change(&p->runs, alloc, set_idle, &now) : 0;
+}
+
+static int wake_due(void *ctx, fbf_mrun *x)
+{
+    power_wake_ctx *c = ctx;
+    if (x->st != FBF_MACHINE_OFF || x->wake_at > c->now)
         return 0;
-    qsort(p->cand, p->nc, sizeof *p->cand, cand_cmp);
-    run_ctx rc = {.p = p, .t0 = t0, .avail = fbf_engine_nb_free(e)};
-    p->ne = 0;
-    fbf_sched_foreach_running(e, count_running, &rc);
-    if (rc.err)
-        return rc.err;
-    if (p->ne)
-        qsort(p->ends, p->ne, sizeof *p->ends, ending_cmp);
-    for (size_t i = 0; i < p->ne; i++)
-        p->ends[i].cum = p->ends[i].n + (i ? p->ends[i - 1].cum : 0);
-    uint64_t avail = rc.avail, walked = 0, cap = fbf_sched_capacity(e);
-    size_t next = 0; /* candidates [next, nc) are left */
-    fbf_sched_iter it;
-    fbf_sched_iter_init(e, &it);
-    for (fbf_job_h h; next < p->nc && (h = fbf_sched_iter_next(e, &it)) != FBF_JOB_NONE;) {
-        uint64_t r = fbf_sched_job(e, h)->res;
-        if (++walked > cap)
-            break; /* bounds the cost */
-        if (r <= avail) {
-            avail -= r;
-            continue;
-        }
-        uint64_t w = r - avail;
-        if (w > p->nc - next) { /* it needs running jobs to end too */
-            avail = 0;
-            continue;
-        }
-        avail = 0;
-        /* t0 <= Tw <= max_back: the O(w) max is taken only when needed */
-        double tn = kth_end(p, next, w), tw = t0;
-        if (!(tn - t0 > p->cfg.on_delay))
-            continue;
-        for (size_t k = next; k < next + w; k++)
-            tw = fmax(tw, p->cand[k].back);
-        if (!(tn - tw > p->cfg.on_delay))
-            continue;
-        for (size_t k = next; k < next + w; k++)
-            if (tw < p->cand[k].end &&
-                plan_wake(p, e, &p->m[p->cand[k].id], p->cand[k].id, tw, now) < 0)
-                return -ENOMEM;
-        next += w;
-    }
+    if (fbf_idset_add_range(&c->p->wake, x->lo, x->hi) < 0)
+        return -ENOMEM;
+    x->st = FBF_MACHINE_SWITCHING_ON;
+    x->req_at = c->now;
     return 0;
 }
 
@@ -392,17 +293,13 @@ int fbf_power_before(fbf_power *p, fbf_engine *e)
     if (!p->cfg.saving || !p->held)
         return 0;
     double now = fbf_engine_now(e);
-    for (uint32_t id = 0; id < p->nb_ids; id++) {
-        machine *x = &p->m[id];
-        if (x->st == FBF_MACHINE_OFF && x->wake_at <= now) {
-            if (fbf_idset_add_range(&p->wake, id, id) < 0)
-                return -ENOMEM;
-            x->st = FBF_MACHINE_SWITCHING_ON;
-            x->req_at = now;
-        }
-    }
-    return fbf_engine_nb_waiting(e) > 0 ? wake_for_waiting(p, e, now) : 0;
+    power_wake_ctx c = {.p = p, .now = now};
+    if (fbf_mruns_change(&p->runs, NULL, wake_due, &c) < 0)
+        return -ENOMEM;
+    return fbf_engine_nb_waiting(e) > 0 ? fbf_power_wake_for_waiting(p, e, now) : 0;
 }
+
+/* ---- switching off, after the pass ---- */
 
 /* Whether idle machines may sleep now, and until when (*until: INFINITY
  * for an empty queue, else the smallest reservation). */
@@ -425,44 +322,64 @@ static bool may_sleep(fbf_power *p, fbf_engine *e, double now, double *until)
     return isinf(*until) || (*until > now && *until - now >= p->cfg.off_delay + p->cfg.on_delay);
 }
 
+typedef struct sleep_ctx {
+    fbf_power *p;
+    double now, next, until;
+    fbf_job_h hold;
+} sleep_ctx;
+
+/* A free machine idle for the timeout may sleep; the others' timeouts
+ * make the next call. */
+static int note_idle(void *ctx, const fbf_mrun *x)
+{
+    sleep_ctx *c = ctx;
+    double t = x->idle_since + c->p->cfg.timeout;
+    if (c->now < t) {
+        c->next = fmin(c->next, t);
+        return 0;
+    }
+    return fbf_idset_add_range(&c->p->sleep, x->lo, x->hi) < 0 ? -ENOMEM : 0;
+}
+
+static int set_switching_off(void *ctx, fbf_mrun *x)
+{
+    const sleep_ctx *c = ctx;
+    x->st = FBF_MACHINE_SWITCHING_OFF;
+    x->req_at = c->now;
+    x->wake_at = isinf(c->until) ? INFINITY : c->until - c->p->cfg.on_delay;
+    x->hold = c->hold;
+    return 0;
+}
+
+static int note_wake(void *ctx, const fbf_mrun *x)
+{
+    sleep_ctx *c = ctx;
+    if ((x->st == FBF_MACHINE_OFF || x->st == FBF_MACHINE_SWITCHING_OFF) && x->wake_at > c->now)
+        c->next = fmin(c->next, x->wake_at);
+    return 0;
+}
+
 int fbf_power_after(fbf_power *p, fbf_engine *e, double *cml)
 {
     *cml = NAN;
     if (!p->cfg.saving)
         return 0;
-    double now = fbf_engine_now(e), next = INFINITY;
-    const fbf_idset *fs = fbf_engine_free_set(e);
-    for (uint32_t k = 0; k < fs->n; k++)
-        for (uint32_t id = fs->r[k].lo; id <= fs->r[k].hi; id++) {
-            double t = p->m[id].idle_since + p->cfg.timeout;
-            if (now >= t) {
-                if (fbf_idset_add_range(&p->sleep, id, id) < 0)
-                    return -ENOMEM;
-            } else {
-                next = fmin(next, t);
-            }
-        }
-    double until = INFINITY;
-    if (p->sleep.n && (p->wake.n || p->replanned || !may_sleep(p, e, now, &until)))
+    double now = fbf_engine_now(e);
+    sleep_ctx c = {.p = p, .now = now, .next = INFINITY, .until = INFINITY};
+    if (fbf_mruns_each(&p->runs, fbf_engine_free_set(e), note_idle, &c) < 0)
+        return -ENOMEM;
+    if (p->sleep.n && (p->wake.n || p->replanned || !may_sleep(p, e, now, &c.until)))
         fbf_idset_clear(&p->sleep);
-    for (uint32_t k = 0; k < p->sleep.n; k++)
-        for (uint32_t id = p->sleep.r[k].lo; id <= p->sleep.r[k].hi; id++) {
-            machine *x = &p->m[id];
-            if (fbf_engine_hold_machine(e, id, until, true, &x->hold) < 0)
-                return -ENOMEM;
-            x->st = FBF_MACHINE_SWITCHING_OFF;
-            x->req_at = now;
-            x->wake_at = isinf(until) ? INFINITY : until - p->cfg.on_delay;
-            p->held++;
-        }
-    for (uint32_t id = 0; p->held && id < p->nb_ids; id++) {
-        const machine *x = &p->m[id];
-        if ((x->st == FBF_MACHINE_OFF || x->st == FBF_MACHINE_SWITCHING_OFF) &&
-            x->wake_at > now)
-            next = fmin(next, x->wake_at);
+    if (p->sleep.n) {
+        if (fbf_engine_hold(e, &p->sleep, now, c.until - now, true, &c.hold) < 0 ||
+            fbf_mruns_change(&p->runs, &p->sleep, set_switching_off, &c) < 0)
+            return -ENOMEM;
+        p->held += fbf_idset_count(&p->sleep);
     }
-    if (isfinite(next))
-        *cml = next;
+    if (p->held)
+        fbf_mruns_each(&p->runs, NULL, note_wake, &c);
+    if (isfinite(c.next))
+        *cml = c.next;
     return 0;
 }
 
@@ -479,7 +396,6 @@ size_t fbf_power_requests(const fbf_power *p, const fbf_idset **sets, uint32_t *
     }
     return n;
 }
-
 /* ---- the engine's public machine-state API (engine.h) ---- */
 
 int fbf_engine_set_power(fbf_engine *e, const fbf_power_config *cfg, fbf_error *err)
@@ -489,23 +405,24 @@ int fbf_engine_set_power(fbf_engine *e, const fbf_power_config *cfg, fbf_error *
         return fbf_errorf(err, -EINVAL, "power settings after the platform");
     if (!(cfg->timeout >= 0) || !(cfg->off_delay >= 0) || !(cfg->on_delay >= 0) ||
         isinf(cfg->timeout) || isinf(cfg->off_delay) || isinf(cfg->on_delay))
-        return fbf_errorf(err, -EINVAL, "power: timeout and switch delays must be finite "
+        return fbf_errorf(err, -EINVAL,
+                          "power: timeout and switch delays must be finite "
                           "numbers of seconds >= 0");
     if (cfg->sleep_pstate == cfg->compute_pstate)
-        return fbf_errorf(err, -EINVAL, "power: the sleep and compute pstates must differ "
-                          "(both %u)", cfg->sleep_pstate);
+        return fbf_errorf(err, -EINVAL,
+                          "power: the sleep and compute pstates must differ "
+                          "(both %u)",
+                          cfg->sleep_pstate);
     p->cfg = *cfg;
     return 0;
 }
 
-int fbf_engine_set_machine_state(fbf_engine *e, uint32_t id, fbf_machine_state st,
-                                 fbf_error *err)
+int fbf_engine_set_machine_state(fbf_engine *e, uint32_t id, fbf_machine_state st, fbf_error *err)
 {
     return fbf_power_initial(fbf_engine_power(e), e, id, st, err);
 }
 
-int fbf_engine_state_changed(fbf_engine *e, const fbf_idset *set, uint32_t pstate,
-                             fbf_error *err)
+int fbf_engine_state_changed(fbf_engine *e, const fbf_idset *set, uint32_t pstate, fbf_error *err)
 {
     return fbf_power_changed(fbf_engine_power(e), e, set, pstate, err);
 }

@@ -68,12 +68,13 @@
  * Without saving, no SET request is ever made (machines Batsim reports
  * asleep then stay held).
  *
- * Machine states are kept one by one (48 bytes each) for the ids below
- * FBF_POWER_MAX_MACHINES: energy saving, or a machine reported not ON, on
- * a platform whose ids go beyond is -E2BIG, said as such.
+ * Machine states are kept by runs of consecutive ids in the same state
+ * (engine/machine_runs.h), and the machines switched off, or woken for
+ * the same start, at one decision point share one hold: memory and time
+ * follow the number of distinct states, not the number of machines.
  *
  * Ownership: owned by the engine (fbf_engine_create() / destroy).
- * Errors: -EINVAL with a message naming the machine; -E2BIG as above.
+ * Errors: -EINVAL with a message naming the machine; -ENOMEM.
  */
 #ifndef FBF_POWER_H
 #define FBF_POWER_H
@@ -83,8 +84,6 @@
 
 #include "engine/error.h"
 #include "engine/idset.h"
-
-#define FBF_POWER_MAX_MACHINES (1u << 26)
 
 typedef struct fbf_power_config {
     bool saving;        /* switch idle machines off */

@@ -18,6 +18,15 @@
  *
  * Under the sanitizers only KTH-SP2 runs (CTC-SP2's 77,222 jobs take
  * minutes there); the plain build runs both.
+ *
+ * Energy saving (fastbf --energy-saving 120 --switch-delays 30:60 against
+ * fastbf-replay --energy) runs over the socket only (the in-process
+ * session has no machine states): KTH-SP2 under easy and conservative,
+ * CTC-SP2 under easy in the plain build. Its fixtures were recorded from
+ * the process (FBF_RECORD_REPLIES=1 records those from the socket runs)
+ * when fastbf kept each machine's state on its own, before the states
+ * went by runs of ids and holds by groups of machines: the decisions must
+ * be the same.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -108,31 +117,42 @@ static int digest_record(const char *path, digests *d, size_t show, char **shown
     return rc;
 }
 
-static const char *fixture_path(const char *trace, const char *policy)
+/* Energy saving: the replayer's options and fastbf's. */
+#define ENERGY_REPLAY "--energy --switch-delays 30:60"
+#define ENERGY_FASTBF "--energy-saving 120 --switch-delays 30:60"
+
+static const char *fixture_path(const char *trace, const char *policy, bool energy)
 {
     static char p[512];
-    snprintf(p, sizeof p, "%s/%s-%s.txt", FIXTURES, trace, policy);
+    snprintf(p, sizeof p, "%s/%s-%s%s.txt", FIXTURES, trace, policy, energy ? "-energy" : "");
     return p;
 }
 
-static void write_fixture(const char *trace, const char *policy, const digests *d)
+static void write_fixture(const char *trace, const char *policy, bool energy, const digests *d)
 {
-    FILE *f = fopen(fixture_path(trace, policy), "w");
+    FILE *f = fopen(fixture_path(trace, policy, energy), "w");
     assert_non_null(f);
-    fprintf(f, "# fastbf's Batsim v4 replies to fastbf-replay data/%s.swf.gz --inproc "
-               "--policy %s\n# FNV-1a 64 of each block of %d replies, each reply's text and "
-               "its line break (test_bv4_identity.c)\nexchanges %zu\n",
-            trace, policy, BLOCK, d->exchanges);
+    if (energy)
+        fprintf(f, "# fastbf's Batsim v4 replies to fastbf-replay data/%s.swf.gz " ENERGY_REPLAY
+                   " --scheduler 'fastbf --policy %s " ENERGY_FASTBF "'\n",
+                trace, policy);
+    else
+        fprintf(f, "# fastbf's Batsim v4 replies to fastbf-replay data/%s.swf.gz --inproc "
+                   "--policy %s\n",
+                trace, policy);
+    fprintf(f, "# FNV-1a 64 of each block of %d replies, each reply's text and its line break "
+               "(test_bv4_identity.c)\nexchanges %zu\n",
+            BLOCK, d->exchanges);
     for (size_t b = 0; b < d->n; b++)
         fprintf(f, "%016llx\n", (unsigned long long)d->h[b]);
     assert_int_equal(fclose(f), 0);
 }
 
-static void read_fixture(const char *trace, const char *policy, digests *d)
+static void read_fixture(const char *trace, const char *policy, bool energy, digests *d)
 {
-    FILE *f = fopen(fixture_path(trace, policy), "r");
+    FILE *f = fopen(fixture_path(trace, policy, energy), "r");
     if (!f)
-        fail_msg("no fixture %s", fixture_path(trace, policy));
+        fail_msg("no fixture %s", fixture_path(trace, policy, energy));
     char line[256];
     *d = (digests){0};
     while (fgets(line, sizeof line, f)) {
@@ -151,20 +171,26 @@ static void read_fixture(const char *trace, const char *policy, digests *d)
     fclose(f);
 }
 
-static void run_and_compare(const char *trace, const char *policy, bool inproc)
+static void run_and_compare(const char *trace, const char *policy, bool inproc, bool energy)
 {
     char wl[512], cmd[600];
     snprintf(wl, sizeof wl, "%s/data/%s.swf.gz", FBF_SOURCE_DIR, trace);
-    snprintf(cmd, sizeof cmd, "%s --policy %s", fbf_test_replay_fastbf_path(), policy);
-    const char *rec = fbf_test_tmp_path("%s-%s-%d.gz", trace, policy, (int)inproc);
+    snprintf(cmd, sizeof cmd, "%s --policy %s%s", fbf_test_replay_fastbf_path(), policy,
+             energy ? " " ENERGY_FASTBF : "");
+    const char *rec = fbf_test_tmp_path("%s-%s-%d-%d.gz", trace, policy, (int)inproc, (int)energy);
     char *out = NULL, *err = NULL;
     int rc = inproc ? fbf_test_replay_run((const char *const[]){"--quiet", "--inproc",
                                                                  "--policy", policy, "--record",
                                                                  rec, wl, NULL},
                                           TIMEOUT_MS, &out, &err)
-                    : fbf_test_replay_run((const char *const[]){"--quiet", "--scheduler", cmd,
-                                                                 "--record", rec, wl, NULL},
-                                          TIMEOUT_MS, &out, &err);
+             : energy ? fbf_test_replay_run((const char *const[]){"--quiet", "--energy",
+                                                                  "--switch-delays", "30:60",
+                                                                  "--scheduler", cmd, "--record",
+                                                                  rec, wl, NULL},
+                                           TIMEOUT_MS, &out, &err)
+                      : fbf_test_replay_run((const char *const[]){"--quiet", "--scheduler", cmd,
+                                                                   "--record", rec, wl, NULL},
+                                            TIMEOUT_MS, &out, &err);
     if (rc != 0)
         fail_msg("%s under %s (%s): fastbf-replay exit %d: %s", trace, policy,
                  inproc ? "in process" : "socket", rc, err);
@@ -174,12 +200,12 @@ static void run_and_compare(const char *trace, const char *policy, bool inproc)
     digests got, want;
     assert_int_equal(digest_record(rec, &got, SIZE_MAX, NULL), 0);
     const char *record = getenv("FBF_RECORD_REPLIES");
-    if (inproc && record && strcmp(record, "1") == 0) {
-        write_fixture(trace, policy, &got);
+    if ((inproc || energy) && record && strcmp(record, "1") == 0) {
+        write_fixture(trace, policy, energy, &got);
         free(got.h);
         return;
     }
-    read_fixture(trace, policy, &want);
+    read_fixture(trace, policy, energy, &want);
     size_t differs = SIZE_MAX;
     for (size_t b = 0; b < got.n && b < want.n && differs == SIZE_MAX; b++)
         if (got.h[b] != want.h[b])
@@ -207,8 +233,8 @@ static void each_policy(const char *trace)
 {
     const char *policies[] = {"fcfs", "easy", "conservative"};
     for (int p = 0; p < 3; p++) {
-        run_and_compare(trace, policies[p], true);
-        run_and_compare(trace, policies[p], false);
+        run_and_compare(trace, policies[p], true, false);
+        run_and_compare(trace, policies[p], false, false);
     }
 }
 
@@ -222,6 +248,16 @@ static void test_ctc(void **state)
     each_policy("CTC-SP2-1996-3.1-cln");
 }
 
+static void test_energy(void **state)
+{
+    (void)state;
+    run_and_compare("KTH-SP2-1996-2.1-cln", "easy", false, true);
+    run_and_compare("KTH-SP2-1996-2.1-cln", "conservative", false, true);
+#ifndef FBF_TEST_UNDER_SAN
+    run_and_compare("CTC-SP2-1996-3.1-cln", "easy", false, true);
+#endif
+}
+
 int main(void)
 {
     if (fbf_test_replay_require_fastbf())
@@ -230,6 +266,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kth),
         cmocka_unit_test(test_ctc),
+        cmocka_unit_test(test_energy),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);
 }

@@ -4,8 +4,8 @@
  * to the jobs and the machines they use, not to the sizes a peer may
  * claim: under fcfs, easy and conservative the whole run through the v4
  * session stays under 100 MB more than the process held before it, and
- * every job starts where D3 and D6/D7 put it. Energy saving, which keeps
- * each machine's state, refuses such a platform with its bound.
+ * every job starts where D3 and D6/D7 put it. The same with energy saving,
+ * which switches idle machines off and wakes them for the jobs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -110,24 +110,59 @@ static void test_conservative(void **state)
     run("conservative");
 }
 
-/* Energy saving keeps each machine's state: beyond its bound it refuses
- * the platform at once, saying why, instead of running out of memory. */
+#define STATE(t, set, st)                                                                      \
+    "{\"timestamp\":" #t ",\"type\":\"RESOURCE_STATE_CHANGED\",\"data\":{\"resources\":\""   \
+    set "\",\"state\":\"" st "\"}}"
+
+/* The reply to msg must contain want. */
+static void expect(fbf_bv4_session *s, const char *msg, const char *want)
+{
+    const char *r = exchange(s, msg);
+    if (!strstr(r, want))
+        fail_msg("no %s in the reply to\n%s:\n%s", want, msg, r);
+}
+
+/* Energy saving keeps machine states by runs of ids and holds machines by
+ * groups: switching 2^31 - 6 idle machines off, then waking a billion of
+ * them for one job, costs as little as the fcfs run above. */
 static void test_energy_saving(void **state)
 {
     (void)state;
+    long before = fbf_memstat_settled_rss_kib();
     fbf_power_config power = fbf_power_config_default();
     power.saving = true;
+    power.timeout = 10;
     fbf_bv4_session *s = session("easy", &power);
-    const char *msg = "{\"now\":0,\"events\":[{\"timestamp\":0,\"type\":\"SIMULATION_BEGINS\","
-                      "\"data\":{\"nb_resources\":" HUGE ",\"config\":{}}}]}";
-    const char *reply;
-    size_t len;
-    fbf_error err;
-    assert_int_equal(fbf_bv4_session_handle(s, msg, strlen(msg), &reply, &len, &err), -E2BIG);
-    if (!strstr(err.text, "energy saving models each machine, for ids below 67108864: the "
-                          "platform's last is 2147483646"))
-        fail_msg("%s", err.text);
+    exchange(s, "{\"now\":0,\"events\":[{\"timestamp\":0,\"type\":\"SIMULATION_BEGINS\","
+                "\"data\":{\"nb_resources\":" HUGE ",\"nb_compute_resources\":" HUGE ","
+                "\"config\":{},\"storage_resources\":[],"
+                "\"workloads\":{},\"profiles\":{}}}]}");
+    expect(s, "{\"now\":0,\"events\":[" SUB(0, 1, "5", 100) "]}", "\"alloc\":\"0-4\"");
+    expect(s, "{\"now\":10,\"events\":[]}",
+           "\"type\":\"SET_RESOURCE_STATE\",\"data\":{\"resources\":\"5-2147483646\","
+           "\"state\":\"1\"}");
+    exchange(s, "{\"now\":11,\"events\":[" STATE(11, "5-2147483646", "1") "]}");
+    /* A billion machines are woken for job 2, the lowest ones. */
+    expect(s, "{\"now\":20,\"events\":[" SUB(20, 2, "1000000000", 50) "]}",
+           "\"type\":\"SET_RESOURCE_STATE\",\"data\":{\"resources\":\"5-1000000004\","
+           "\"state\":\"0\"}");
+    expect(s, "{\"now\":21,\"events\":[" STATE(21, "5-1000000004", "0") "]}",
+           "\"job_id\":\"w0!2\",\"alloc\":\"5-1000000004\"");
+    /* Job 1's machines go to sleep after their timeout; then job 2's. */
+    exchange(s, "{\"now\":100,\"events\":[" DONE(100, 1, "0-4") "]}");
+    expect(s, "{\"now\":110,\"events\":[]}",
+           "\"resources\":\"0-4\",\"state\":\"1\"");
+    exchange(s, "{\"now\":111,\"events\":[" STATE(111, "0-4", "1") "]}");
+    exchange(s, "{\"now\":121,\"events\":[" DONE(121, 2, "5-1000000004") "]}");
+    expect(s, "{\"now\":131,\"events\":[]}",
+           "\"resources\":\"5-1000000004\",\"state\":\"1\"");
+    long peak = fbf_memstat_rss_kib();
     fbf_bv4_session_destroy(s);
+    if (before < 0 || peak < 0)
+        skip();
+    if (peak - before > 100 * 1024)
+        fail_msg("energy saving: %ld KiB more resident than before the run (at most 100 MiB)",
+                 peak - before);
 }
 
 int main(void)
