@@ -206,6 +206,14 @@ int fbf_jsc_ask(fbf_jsc *j, fbf_jsc_op op, const char *id, double walltime, uint
     return rc;
 }
 
+bool fbf_jsc_updates_waiting(fbf_jsc *j)
+{
+    pthread_mutex_lock(&j->mu);
+    bool w = j->nupdates > 0;
+    pthread_mutex_unlock(&j->mu);
+    return w;
+}
+
 size_t fbf_jsc_take_updates(fbf_jsc *j, fbf_jsc_update **out)
 {
     *out = NULL;

@@ -131,6 +131,8 @@ typedef struct fbf_jsc_update {
     uint64_t token; /* the control thread's, to answer the asker */
 } fbf_jsc_update;
 
+/* Whether updates wait for the next decision point (for tests). */
+bool fbf_jsc_updates_waiting(fbf_jsc *j);
 /* The updates asked since the last call (the caller owns the array and
  * its ids: fbf_jsc_updates_free()); 0 when none. */
 size_t fbf_jsc_take_updates(fbf_jsc *j, fbf_jsc_update **out);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zmq.h>
 
 #include <cjson/cJSON.h>
@@ -26,6 +27,7 @@ struct fbf_jsc_client {
     int timeout_ms;
     handler *h;
     size_t nh;
+    bool welcomed;
 };
 
 fbf_jsc_client *fbf_jsc_client_open(const char *control, int timeout_ms, fbf_error *err)
@@ -107,8 +109,15 @@ int fbf_jsc_dispatch(fbf_jsc_client *c, int timeout_ms)
             zmq_msg_close(&m);
             return -errno;
         }
-        char *text = strndup(zmq_msg_data(&m), zmq_msg_size(&m));
+        bool welcome = zmq_msg_size(&m) == sizeof FBF_JSC_WELCOME - 1 &&
+                       memcmp(zmq_msg_data(&m), FBF_JSC_WELCOME, sizeof FBF_JSC_WELCOME - 1) == 0;
+        char *text = welcome ? NULL : strndup(zmq_msg_data(&m), zmq_msg_size(&m));
         zmq_msg_close(&m);
+        if (welcome) {
+            c->welcomed = true;
+            wait = 0;
+            continue;
+        }
         if (!text)
             return -ENOMEM;
         int rc = 0;
@@ -119,6 +128,25 @@ int fbf_jsc_dispatch(fbf_jsc_client *c, int timeout_ms)
         if (rc != 0)
             return rc;
         wait = 0; /* what is queued already, then back */
+    }
+}
+
+int fbf_jsc_subscribed(fbf_jsc_client *c, int timeout_ms)
+{
+    if (!c->sub)
+        return -EINVAL;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if (c->welcomed)
+            return 0;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+        if (ms >= timeout_ms)
+            return -ETIMEDOUT;
+        int rc = fbf_jsc_dispatch(c, (int)(timeout_ms - ms < 50 ? timeout_ms - ms : 50));
+        if (rc < 0)
+            return rc;
     }
 }
 

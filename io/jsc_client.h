@@ -39,6 +39,10 @@ void fbf_jsc_client_close(fbf_jsc_client *c);
 
 int fbf_jsc_notify_status(fbf_jsc_client *c, fbf_jsc_handler_f cb, void *arg, fbf_error *err);
 int fbf_jsc_dispatch(fbf_jsc_client *c, int timeout_ms);
+/* Waits up to timeout_ms for fastbf's welcome (io/jsc_server.h): after
+ * it, the client hears every change. 0, or -ETIMEDOUT (fastbf not there
+ * yet); notifications that come meanwhile are dispatched. */
+int fbf_jsc_subscribed(fbf_jsc_client *c, int timeout_ms);
 
 int fbf_jsc_query_jcb(fbf_jsc_client *c, const char *jobid, const char *key, char **jcb,
                       fbf_error *err);

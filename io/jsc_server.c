@@ -314,11 +314,19 @@ static void on_request(fbf_jsc_server *s)
 static void *run(void *arg)
 {
     fbf_jsc_server *s = arg;
-    zmq_pollitem_t items[2] = {{.socket = s->rep, .events = ZMQ_POLLIN},
-                               {.fd = s->j->efd, .events = ZMQ_POLLIN}};
+    zmq_pollitem_t items[3] = {{.socket = s->rep, .events = ZMQ_POLLIN},
+                               {.fd = s->j->efd, .events = ZMQ_POLLIN},
+                               {.socket = s->pub, .events = ZMQ_POLLIN}};
     for (;;) {
-        if (zmq_poll(items, 2, -1) < 0 && errno != EINTR)
+        if (zmq_poll(items, 3, -1) < 0 && errno != EINTR)
             break;
+        if (items[2].revents & ZMQ_POLLIN) { /* subscriptions: nothing to do with them */
+            zmq_msg_t m;
+            zmq_msg_init(&m);
+            while (zmq_msg_recv(&m, s->pub, ZMQ_DONTWAIT) >= 0)
+                ;
+            zmq_msg_close(&m);
+        }
         if (items[1].revents & ZMQ_POLLIN) {
             uint64_t v;
             ssize_t r = read(s->j->efd, &v, sizeof v);
@@ -349,12 +357,14 @@ fbf_jsc_server *fbf_jsc_server_start(fbf_jsc *j, const char *control, fbf_error 
     atomic_init(&s->stop, false);
     s->ctx = zmq_ctx_new();
     s->rep = s->ctx ? zmq_socket(s->ctx, ZMQ_ROUTER) : NULL;
-    s->pub = s->ctx ? zmq_socket(s->ctx, ZMQ_PUB) : NULL;
+    s->pub = s->ctx ? zmq_socket(s->ctx, ZMQ_XPUB) : NULL;
     int zero = 0;
     const char *bad = NULL;
     if (!s->rep || !s->pub)
         bad = "a socket";
     else if (zmq_setsockopt(s->pub, ZMQ_SNDHWM, &zero, sizeof zero) != 0 ||
+             zmq_setsockopt(s->pub, ZMQ_XPUB_WELCOME_MSG, FBF_JSC_WELCOME,
+                            sizeof FBF_JSC_WELCOME - 1) != 0 ||
              zmq_setsockopt(s->rep, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
              zmq_setsockopt(s->pub, ZMQ_LINGER, &zero, sizeof zero) != 0)
         bad = "socket options";

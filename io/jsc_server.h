@@ -30,7 +30,9 @@
  *
  * Notifications (a PUB, no limit on what it queues for a slow
  * subscriber): one message per state change, the base JCB of JSC's
- * notify, {"jobid": ID, "state-pair": {"ostate": A, "nstate": B}}.
+ * notify, {"jobid": ID, "state-pair": {"ostate": A, "nstate": B}}; and,
+ * to each subscriber as it connects, FBF_JSC_WELCOME, so that it knows
+ * from when it hears everything (an XPUB's welcome message).
  *
  * Ownership: _start() returns a server that _stop() joins and frees
  * (NULL accepted); the fbf_jsc stays the caller's and must outlive it.
@@ -44,6 +46,8 @@
 #include <stdio.h>
 
 #include "io/jsc.h"
+
+#define FBF_JSC_WELCOME "{\"welcome\":\"fastbf\"}"
 
 typedef struct fbf_jsc_server fbf_jsc_server;
 

@@ -135,7 +135,7 @@ static void batsim_states_and_keys(void **state)
     seen n = {0};
     fbf_error err;
     assert_int_equal(fbf_jsc_notify_status(c.c, collect, &n, &err), 0);
-    usleep(200000); /* the subscription reaches the publisher */
+    assert_int_equal(fbf_jsc_subscribed(c.c, 30000), 0); /* from now on, every change */
     fbf_bv4_session *s = v4("easy", c.j);
     fbf_test_bv4_ok(s, fbf_test_bv4_begins(4, ""), "");
     fbf_test_bv4_ok(s, M("{'now':0,'events':[%s,%s,%s]}", SUB(0, "w0!1", 3, 100),
@@ -216,7 +216,9 @@ static pthread_t update_async(upd *u)
 {
     pthread_t t;
     pthread_create(&t, NULL, run_update, u);
-    usleep(100000);
+    for (int i = 0; i < 3000 && !fbf_jsc_updates_waiting(u->c->j); i++)
+        usleep(10000);
+    assert_true(fbf_jsc_updates_waiting(u->c->j));
     return t;
 }
 

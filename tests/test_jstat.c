@@ -118,17 +118,29 @@ static void tool_commands(void **state)
     free(out);
     free(err);
     /* An update waits for the next decision point; notify sees it. */
+    const char *ready = fbf_test_tmp_path("notify-ready");
+    unlink(ready);
     bg up = BG("--control", control, "update", "w0!3", "rdesc", "{\"rdesc\":{\"walltime\":50}}",
                NULL);
-    bg no = BG("--control", control, "notify", "--count", "2", NULL);
+    bg no = BG("--control", control, "notify", "--count", "2", "--ready", ready, NULL);
     pthread_t t1, t2;
-    pthread_create(&t1, NULL, run_bg, &up);
     pthread_create(&t2, NULL, run_bg, &no);
-    usleep(500000);
-    char *reply = NULL;
-    assert_true(fbf_test_peer_request(&p, M("{'now':1,'events':[]}"), &reply, MS) > 0);
-    assert_non_null(strstr(reply, "\"EXECUTE_JOB\",\"data\":{\"job_id\":\"w0!3\",\"alloc\":\"3\""));
-    free(reply);
+    for (int i = 0; i < 3000 && access(ready, F_OK) != 0; i++)
+        usleep(10000);
+    assert_int_equal(access(ready, F_OK), 0);
+    pthread_create(&t1, NULL, run_bg, &up);
+    /* Decision points until the update, applied at one of them, makes
+     * EASY backfill job 3 (1 core for 50 s before 1's end at 100). */
+    bool backfilled = false;
+    for (int now = 1; now < 60 && !backfilled; now++) {
+        char *reply = NULL;
+        assert_true(fbf_test_peer_request(&p, M("{'now':%d,'events':[]}", now), &reply, MS) > 0);
+        backfilled = strstr(reply, "\"EXECUTE_JOB\",\"data\":{\"job_id\":\"w0!3\",\"alloc\":\"3\"");
+        free(reply);
+        if (!backfilled)
+            usleep(50000);
+    }
+    assert_true(backfilled);
     pthread_join(t1, NULL);
     if (up.rc != 0)
         fail_msg("update: exit %d: %s", up.rc, up.err);

@@ -29,6 +29,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fastbf-jstat [--control URL] [--timeout S] notify [--count N] [--for S]\n"
+            "                    [--ready FILE]\n"
             "       fastbf-jstat [--control URL] [--timeout S] query JOBID KEY\n"
             "       fastbf-jstat [--control URL] [--timeout S] update JOBID KEY JSON\n"
             "       fastbf-jstat [--control URL] [--timeout S] list\n"
@@ -38,7 +39,9 @@ static void usage(FILE *out)
             "Flux's JSC and flux-jstat:\n"
             "  notify   one line per state change, \"JOBID OLD->NEW\" (JSC's states:\n"
             "           schedreq, running, allocated, complete, cancelled, failed, ...),\n"
-            "           until --count N changes, --for S seconds, or an interrupt\n"
+            "           until --count N changes, --for S seconds, or an interrupt;\n"
+            "           --ready FILE: create FILE once fastbf's welcome came (from then on\n"
+            "           every change is heard), for scripts\n"
             "  query    the KEY of the job's JCB as JSON: jobid, state-pair, rdesc,\n"
             "           R_lite, sched (t_estimate and reason_pending), or jcb for all\n"
             "  update   JSON is {\"KEY\": ...}: rdesc '{\"rdesc\":{\"walltime\":W}}' (a waiting\n"
@@ -101,7 +104,7 @@ static double mono(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int notify(fbf_jsc_client *c, long count, double seconds)
+static int notify(fbf_jsc_client *c, long count, double seconds, const char *ready)
 {
     watch w = {.count = count};
     fbf_error err;
@@ -114,6 +117,15 @@ static int notify(fbf_jsc_client *c, long count, double seconds)
     double end = seconds > 0 ? mono() + seconds : INFINITY;
     while (!stop && mono() < end) {
         int rc = fbf_jsc_dispatch(c, 200);
+        if (ready && fbf_jsc_subscribed(c, 0) == 0) {
+            FILE *f = fopen(ready, "w");
+            if (!f) {
+                fprintf(stderr, "fastbf-jstat: --ready %s: %s\n", ready, strerror(errno));
+                return 1;
+            }
+            fclose(f);
+            ready = NULL;
+        }
         if (rc > 0 && rc != 0 && w.count > 0 && w.seen >= w.count)
             return 0;
         if (rc < 0) {
@@ -178,10 +190,11 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"control", required_argument, NULL, 'c'}, {"timeout", required_argument, NULL, 't'},
         {"count", required_argument, NULL, 'n'},   {"for", required_argument, NULL, 'f'},
+        {"ready", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},          {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    const char *control = getenv("FASTBF_CONTROL");
+    const char *control = getenv("FASTBF_CONTROL"), *ready = NULL;
     double timeout = 30, seconds = 0;
     long count = 0;
     opterr = 0;
@@ -223,8 +236,10 @@ int main(int argc, char **argv)
                 seconds = strtod(optarg, &end);
                 if (end == optarg || *end || !(seconds > 0) || isinf(seconds))
                     return bad_usage("--for: '%s' is not a number of seconds > 0", optarg);
+            } else if (c == 'r') {
+                ready = optarg;
             } else {
-                return bad_usage("notify takes --count N and --for S, not '%s'",
+                return bad_usage("notify takes --count N, --for S and --ready FILE, not '%s'",
                                  argv[optind - 1]);
             }
         }
@@ -244,7 +259,7 @@ int main(int argc, char **argv)
     }
     int rc = 0;
     if (strcmp(cmd, "notify") == 0) {
-        rc = notify(c, count, seconds);
+        rc = notify(c, count, seconds, ready);
     } else if (strcmp(cmd, "list") == 0) {
         rc = list(c);
     } else if (want == 2) {
