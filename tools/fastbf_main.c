@@ -192,6 +192,7 @@ static void use_small_thread_stacks(void)
     pthread_attr_destroy(&a);
 }
 
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 /* libzmq ends the process with abort() when it cannot allocate memory
  * (alloc_assert: "FATAL ERROR: OUT OF MEMORY") or start a thread, after
  * printing where; fastbf itself never aborts. Memory exhaustion is an exit
@@ -206,6 +207,7 @@ static void on_abort(int sig)
     (void)w;
     _exit(1);
 }
+#endif
 
 int main(int argc, char **argv)
 {
