@@ -47,6 +47,7 @@ typedef uint32_t fbf_job_h;
 
 typedef struct fbf_engine fbf_engine;
 typedef struct fbf_policy_ops fbf_policy_ops; /* engine/policy_api.h */
+typedef struct fbf_order_ops fbf_order_ops;   /* engine/order_api.h */
 
 /* A count of work the policy did since the engine was created; the name
  * is the policy's (static storage). */
@@ -73,6 +74,10 @@ typedef struct fbf_engine_config {
      * codec tells the peer with a rejection); a CALL_ME_LATER covers the
      * next one. 0: never. */
     double max_wait;
+    /* D9: the queue order and the backfill order (NULL: submit, D1, and
+     * the queue order); policies/orders/registry.h names them. */
+    const fbf_order_ops *order;
+    const fbf_order_ops *backfill_order;
 } fbf_engine_config;
 
 typedef enum fbf_decision_kind {
@@ -127,6 +132,22 @@ int fbf_engine_begin(fbf_engine *e, double now, fbf_error *err);
 int fbf_engine_submit(fbf_engine *e, const char *id, double subtime, int64_t res,
                       double walltime, fbf_error *err);
 
+/* A submission with what the orders read besides (D9).
+ * fbf_engine_submit() is this with priority 0. */
+typedef struct fbf_submission {
+    const char *id;
+    double subtime;
+    int64_t res;
+    double walltime;  /* < 0: none */
+    double priority;  /* the priority order's key is -priority; not NaN */
+} fbf_submission;
+int fbf_engine_submit_job(fbf_engine *e, const fbf_submission *sub, fbf_error *err);
+
+/* Changes a waiting job's priority (Flux's prioritize, a control
+ * interface). Under an order that reads it the job takes its new place at
+ * once; no reservation is given up or recomputed for it (D9). -EINVAL if
+ * the job does not wait or priority is NaN (err names the job). */
+int fbf_engine_set_priority(fbf_engine *e, fbf_job_h h, double priority, fbf_error *err);
 /* A running job ended (any final state) at the current decision point:
  * its resources are free again. -ENOENT unknown id, -EINVAL not running
  * (err names the job and its state). */

@@ -44,6 +44,10 @@ struct fbf_engine {
 
     const fbf_policy_ops *ops;
     void *pstate;
+    /* D9: the queue order (its partitions' form follows it) and the
+     * backfill order, the queue order's own when not given. */
+    const fbf_order_ops *order, *border;
+    fbf_queue_mode qmode;
 
     fbf_idset free_set;
     uint32_t nb_compute, nb_free;
@@ -108,6 +112,12 @@ int fbf_power_after(fbf_power *p, fbf_engine *e, double *cml);
 size_t fbf_power_requests(const fbf_power *p, const fbf_idset **sets, uint32_t *pstates);
 fbf_machine_state fbf_power_state(const fbf_power *p, uint32_t m);
 bool fbf_power_is_compute(const fbf_power *p, uint32_t m);
+
+/* ordering.c: the partitions' form for the queue order; at a decision
+ * point, dynamic keys taken afresh and the partitions sorted (-ENOMEM). */
+fbf_queue_mode fbf_engine_queue_mode(const fbf_order_ops *order);
+int fbf_engine_rekey(fbf_engine *e);
+
 
 /* failures.c: machines given back (a job's, a hold's) that are out of
  * service are held again at once. -ENOMEM. */

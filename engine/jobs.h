@@ -24,10 +24,18 @@
 
 typedef struct fbf_job {
     const char *id;
-    double subtime;   /* queue key (D1), with seq */
+    double subtime;   /* D1's key, with seq */
     double walltime;  /* < 0: none */
-    double start;     /* when running: start time */
-    double est_end;   /* when running: start + walltime (INFINITY if none) */
+    /* A job never waits and runs at once, so the fields only a waiting
+     * job needs share memory with those of a running one. */
+    union {
+        double start; /* running or done: start time */
+        double prio;  /* waiting: its priority (D9's priority order) */
+    };
+    union {
+        double est_end; /* running: start + walltime (INFINITY if none) */
+        double qkey;    /* waiting: its key in the queue order (D9) */
+    };
     double rsv;       /* policy's reservation, NAN if none */
     uint64_t seq;     /* arrival order on the protocol; equals the handle */
     fbf_idset alloc;  /* when running or done */
@@ -58,9 +66,14 @@ size_t fbf_jobs_count(const fbf_jobs *js);
 /* The record of a valid handle (stable address). */
 fbf_job *fbf_jobs_get(const fbf_jobs *js, fbf_job_h h);
 
-/* Queue key order: subtime, then arrival. */
+/* Queue order (D9): qkey, then D1 (subtime, then arrival). Under the
+ * default order qkey is the subtime. */
 static inline int fbf_job_key_cmp(const fbf_job *a, const fbf_job *b)
 {
+    if (a->qkey < b->qkey)
+        return -1;
+    if (a->qkey > b->qkey)
+        return 1;
     if (a->subtime < b->subtime)
         return -1;
     if (a->subtime > b->subtime)

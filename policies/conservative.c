@@ -310,12 +310,14 @@ static int place(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
 static int sort_cmp(const void *x, const void *y)
 {
     const fbf_bf_sort_item *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
     if (a->subtime != b->subtime)
         return a->subtime < b->subtime ? -1 : 1;
     return a->seq < b->seq ? -1 : (a->seq > b->seq);
 }
 
-/* Sorts handles into D1 order. */
+/* Sorts handles into queue order (fbf_job_key_cmp). */
 static int sort_queue_order(fbf_backfill *b, fbf_sched *s, fbf_hvec *v)
 {
     if (v->n < 2)
@@ -329,7 +331,7 @@ static int sort_queue_order(fbf_backfill *b, fbf_sched *s, fbf_hvec *v)
     }
     for (size_t i = 0; i < v->n; i++) {
         const fbf_job *j = fbf_sched_job(s, v->v[i]);
-        b->sorted[i] = (fbf_bf_sort_item){j->subtime, j->seq, v->v[i]};
+        b->sorted[i] = (fbf_bf_sort_item){j->qkey, j->subtime, j->seq, v->v[i]};
     }
     qsort(b->sorted, v->n, sizeof *b->sorted, sort_cmp);
     for (size_t i = 0; i < v->n; i++)
