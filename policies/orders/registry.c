@@ -11,6 +11,7 @@
 #define ORDERS(X)                                                                          \
     X(submit)                                                                              \
     X(sjf)                                                                                 \
+    X(saf)                                                                                 \
     /* one line per order, above this one */
 
 #define DECLARE(n) extern const fbf_order_ops fbf_order_##n;
