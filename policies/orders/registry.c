@@ -12,6 +12,7 @@
     X(submit)                                                                              \
     X(sjf)                                                                                 \
     X(saf)                                                                                 \
+    X(priority)                                                                            \
     /* one line per order, above this one */
 
 #define DECLARE(n) extern const fbf_order_ops fbf_order_##n;
