@@ -13,6 +13,7 @@
     X(sjf)                                                                                 \
     X(saf)                                                                                 \
     X(priority)                                                                            \
+    X(lxf)                                                                                 \
     /* one line per order, above this one */
 
 #define DECLARE(n) extern const fbf_order_ops fbf_order_##n;
