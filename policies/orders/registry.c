@@ -14,6 +14,7 @@
     X(saf)                                                                                 \
     X(priority)                                                                            \
     X(lxf)                                                                                 \
+    X(wfp3)                                                                                \
     /* one line per order, above this one */
 
 #define DECLARE(n) extern const fbf_order_ops fbf_order_##n;
