@@ -92,7 +92,8 @@ fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
     e->parts = calloc(n, sizeof *e->parts);
     e->scan_out = calloc(n, sizeof *e->scan_out);
     e->cursor = calloc(n, sizeof *e->cursor);
-    if (!e->jobs || !e->power || !e->parts || !e->scan_out || !e->cursor)
+    e->cursor_at = calloc(n, sizeof *e->cursor_at);
+    if (!e->jobs || !e->power || !e->parts || !e->scan_out || !e->cursor || !e->cursor_at)
         goto nomem;
     for (unsigned i = 0; i < n; i++)
         fbf_partition_init_mode(&e->parts[i], e->qmode);
@@ -128,6 +129,7 @@ void fbf_engine_destroy(fbf_engine *e)
             fbf_hvec_fini(&e->scan_out[i]);
     free(e->scan_out);
     free(e->cursor);
+    free(e->cursor_at);
     free(e->parts);
     fbf_jobs_destroy(e->jobs);
     fbf_power_destroy(e->power);
@@ -421,13 +423,14 @@ void fbf_sched_set_rsv(fbf_sched *s, fbf_job_h j, double rsv)
 void fbf_sched_iter_init(fbf_sched *s, fbf_sched_iter *it)
 {
     fbf_queue_iter qi;
-    fbf_queue_iter_init(&qi, s->parts, s->cfg.workers, s->cursor);
+    fbf_queue_iter_init_lazy(&qi, s->parts, s->cfg.workers, s->cursor, s->cursor_at);
     it->cur = s->cursor;
 }
 
 fbf_job_h fbf_sched_iter_next(fbf_sched *s, fbf_sched_iter *it)
 {
-    fbf_queue_iter qi = {.cur = it->cur, .n = s->cfg.workers, .parts = s->parts};
+    fbf_queue_iter qi = {.cur = it->cur, .n = s->cfg.workers, .parts = s->parts,
+                         .after = s->cursor_at};
     return fbf_queue_iter_next(&qi, s->jobs);
 }
 

@@ -41,6 +41,7 @@ struct fbf_engine {
     fbf_partition *parts;
     fbf_hvec *scan_out; /* one per worker */
     fbf_job_h *cursor;  /* iterator cursors, one per partition */
+    fbf_queue_place *cursor_at; /* ... and where they stopped (queue.h) */
 
     const fbf_policy_ops *ops;
     void *pstate;

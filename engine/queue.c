@@ -3,8 +3,8 @@
  * queue.h). Invariants: in a LIST (and an UNSORTED one once sorted), along
  * next links, fbf_job_key_cmp is strictly increasing; head/tail are
  * FBF_JOB_NONE iff count == 0. In a TREE, prev/next are the left and right
- * children, the in-order walk is strictly increasing, and every node's
- * treap priority (tprio) is above its children's.
+ * children, the in-order walk is strictly increasing, every node's treap
+ * priority (tprio) is above its children's, and tail is the first job.
  */
 #include "engine/queue.h"
 
@@ -123,6 +123,8 @@ void fbf_partition_insert(fbf_partition *p, fbf_jobs *js, fbf_job_h h)
     if (p->mode == FBF_QUEUE_TREE) {
         j->prev = j->next = NONE;
         p->head = tinsert(js, p->head, h, j);
+        if (p->tail == NONE || fbf_job_key_cmp(j, fbf_jobs_get(js, p->tail)) < 0)
+            p->tail = h;
         return;
     }
     fbf_job_h after = p->tail;
@@ -151,6 +153,11 @@ void fbf_partition_unlink(fbf_partition *p, fbf_jobs *js, fbf_job_h h)
     if (p->mode == FBF_QUEUE_TREE) {
         p->head = tremove(js, p->head, h, j);
         j->prev = j->next = NONE;
+        if (p->tail == h) {
+            p->tail = p->head;
+            for (fbf_job_h l; p->tail != NONE && (l = fbf_jobs_get(js, p->tail)->prev) != NONE;)
+                p->tail = l;
+        }
         return;
     }
     if (j->prev == NONE)
@@ -166,22 +173,25 @@ void fbf_partition_unlink(fbf_partition *p, fbf_jobs *js, fbf_job_h h)
 
 fbf_job_h fbf_partition_first(const fbf_partition *p, fbf_jobs *js)
 {
-    fbf_job_h t = p->head;
-    if (p->mode == FBF_QUEUE_TREE)
-        for (fbf_job_h l; t != NONE && (l = fbf_jobs_get(js, t)->prev) != NONE;)
-            t = l;
-    return t;
+    return p->mode == FBF_QUEUE_TREE ? p->tail : p->head;
 }
 
-fbf_job_h fbf_partition_next(const fbf_partition *p, fbf_jobs *js, fbf_job_h h)
+static int place_cmp(const fbf_queue_place *k, const fbf_job *j)
 {
-    const fbf_job *j = fbf_jobs_get(js, h);
-    if (p->mode != FBF_QUEUE_TREE)
-        return j->next;
+    if (k->qkey != j->qkey)
+        return k->qkey < j->qkey ? -1 : 1;
+    if (k->subtime != j->subtime)
+        return k->subtime < j->subtime ? -1 : 1;
+    return k->seq < j->seq ? -1 : (k->seq > j->seq);
+}
+
+/* The first job of tree p after place k. */
+static fbf_job_h tree_after(const fbf_partition *p, fbf_jobs *js, const fbf_queue_place *k)
+{
     fbf_job_h succ = NONE;
     for (fbf_job_h t = p->head; t != NONE;) {
         const fbf_job *tj = fbf_jobs_get(js, t);
-        if (fbf_job_key_cmp(j, tj) < 0) {
+        if (place_cmp(k, tj) < 0) {
             succ = t;
             t = tj->prev;
         } else {
@@ -189,6 +199,20 @@ fbf_job_h fbf_partition_next(const fbf_partition *p, fbf_jobs *js, fbf_job_h h)
         }
     }
     return succ;
+}
+
+static fbf_queue_place place_of(const fbf_job *j)
+{
+    return (fbf_queue_place){j->qkey, j->subtime, j->seq, false};
+}
+
+fbf_job_h fbf_partition_next(const fbf_partition *p, fbf_jobs *js, fbf_job_h h)
+{
+    const fbf_job *j = fbf_jobs_get(js, h);
+    if (p->mode != FBF_QUEUE_TREE)
+        return j->next;
+    fbf_queue_place k = place_of(j);
+    return tree_after(p, js, &k);
 }
 
 void fbf_partition_foreach(const fbf_partition *p, fbf_jobs *js,
@@ -250,8 +274,9 @@ int fbf_partition_sort(fbf_partition *p, fbf_jobs *js, double (*key)(const fbf_j
 
 /* ---- the merged order ---- */
 
-/* A tree's cursor before its first job is looked up (the lookup needs the
- * job store, which init does not get). Handles stop below it (jobs.h). */
+/* A tree's cursor not looked up yet: its first job, or with it->after the
+ * first after a place (the lookup needs the job store, which init does
+ * not get). Handles stop below it (jobs.h). */
 #define UNSTARTED (FBF_JOB_NONE - 1)
 
 void fbf_queue_iter_init(fbf_queue_iter *it, const fbf_partition *parts, unsigned n,
@@ -260,9 +285,19 @@ void fbf_queue_iter_init(fbf_queue_iter *it, const fbf_partition *parts, unsigne
     it->cur = cur;
     it->n = n;
     it->parts = parts;
+    it->after = NULL;
     for (unsigned i = 0; i < n; i++)
         cur[i] = parts[i].mode == FBF_QUEUE_TREE && parts[i].head != NONE ? UNSTARTED
                                                                            : parts[i].head;
+}
+
+void fbf_queue_iter_init_lazy(fbf_queue_iter *it, const fbf_partition *parts, unsigned n,
+                              fbf_job_h *cur, fbf_queue_place *after)
+{
+    fbf_queue_iter_init(it, parts, n, cur);
+    it->after = after;
+    for (unsigned i = 0; i < n; i++)
+        after[i].pending = false;
 }
 
 fbf_job_h fbf_queue_iter_next(fbf_queue_iter *it, fbf_jobs *js)
@@ -271,7 +306,9 @@ fbf_job_h fbf_queue_iter_next(fbf_queue_iter *it, fbf_jobs *js)
     const fbf_job *bj = NULL;
     for (unsigned i = 0; i < it->n; i++) {
         if (it->cur[i] == UNSTARTED)
-            it->cur[i] = fbf_partition_first(&it->parts[i], js);
+            it->cur[i] = it->after && it->after[i].pending
+                             ? tree_after(&it->parts[i], js, &it->after[i])
+                             : fbf_partition_first(&it->parts[i], js);
         if (it->cur[i] == NONE)
             continue;
         const fbf_job *j = fbf_jobs_get(js, it->cur[i]);
@@ -283,8 +320,16 @@ fbf_job_h fbf_queue_iter_next(fbf_queue_iter *it, fbf_jobs *js)
     if (best == it->n)
         return NONE;
     fbf_job_h h = it->cur[best];
-    /* advance first: the caller may unlink h */
-    it->cur[best] = fbf_partition_next(&it->parts[best], js, h);
+    /* advance first: the caller may unlink h (and a started job's record
+     * no longer holds its key). In a tree, a walk that may stop here
+     * keeps h's place and looks for the next job only if asked. */
+    if (it->after && it->parts[best].mode == FBF_QUEUE_TREE) {
+        it->after[best] = place_of(bj);
+        it->after[best].pending = true;
+        it->cur[best] = UNSTARTED;
+    } else {
+        it->cur[best] = fbf_partition_next(&it->parts[best], js, h);
+    }
     return h;
 }
 

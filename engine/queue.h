@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/jobs.h"
 
@@ -36,7 +37,7 @@ typedef enum fbf_queue_mode {
 } fbf_queue_mode;
 
 typedef struct fbf_partition {
-    fbf_job_h head, tail; /* TREE: head is the root, tail unused */
+    fbf_job_h head, tail; /* TREE: head is the root, tail the first job */
     size_t count;
     fbf_queue_mode mode;
 } fbf_partition;
@@ -61,15 +62,29 @@ void fbf_partition_foreach(const fbf_partition *p, fbf_jobs *js,
 int fbf_partition_sort(fbf_partition *p, fbf_jobs *js, double (*key)(const fbf_job *, double),
                        double now);
 
+/* A place in the queue order: a job's key, kept while its record may
+ * change. */
+typedef struct fbf_queue_place {
+    double qkey, subtime;
+    uint64_t seq;
+    bool pending; /* the iterator's: a walk stopped here in a tree */
+} fbf_queue_place;
+
 typedef struct fbf_queue_iter {
     fbf_job_h *cur;
     unsigned n;
     const fbf_partition *parts;
+    fbf_queue_place *after; /* NULL: every step looked up at once */
 } fbf_queue_iter;
 
 /* cur must hold n slots (owned by the caller). */
 void fbf_queue_iter_init(fbf_queue_iter *it, const fbf_partition *parts, unsigned n,
                          fbf_job_h *cur);
+/* The same, a tree's next job looked up only when asked for, from the
+ * place of the one returned before (after: n slots, the caller's). A walk
+ * that stops after k jobs then costs k lookups, not k + 1. */
+void fbf_queue_iter_init_lazy(fbf_queue_iter *it, const fbf_partition *parts, unsigned n,
+                              fbf_job_h *cur, fbf_queue_place *after);
 /* Next waiting job in queue order, FBF_JOB_NONE at the end. The returned
  * job may be unlinked before the next call. */
 fbf_job_h fbf_queue_iter_next(fbf_queue_iter *it, fbf_jobs *js);
