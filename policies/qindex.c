@@ -12,8 +12,9 @@
  * them is 32 bytes, not 48, and an index holds one per handle. A node keeps
  * no seq: the last part of the key is the slot's handle (jobs.h: a job's
  * seq is its handle). Under D1 the key a node copies is the subtime
- * itself; under another order it is the order's key, and a tie reads the
- * jobs' subtimes.
+ * itself; under another order it is the order's key, and the subtimes
+ * that break its ties live in a parallel array (8 bytes a slot, allocated
+ * only then): a tie then costs no read of a job record.
  * Groups (the _at functions) are further trees over the same node array,
  * rooted where the caller says; a node belongs to one tree at a time.
  */
@@ -39,6 +40,7 @@ struct fbf_qindex {
     const fbf_order_ops *ord; /* NULL: D1 */
     qnode *n;   /* slot h + 1 for handle h */
     qrsv *rsv;  /* the same slots; NULL without FBF_QINDEX_RSV */
+    double *sub; /* the same slots: subtimes, for an order other than D1 */
     size_t cap;
     uint32_t root;
     size_t count;
@@ -126,7 +128,7 @@ static int cmp(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_qindex_p
     if (n->key > k->key)
         return 1;
     if (q->ord) {
-        double st = fbf_sched_job(s, x - 1)->subtime;
+        double st = q->sub[x];
         if (st != k->subtime)
             return st < k->subtime ? -1 : 1;
     }
@@ -138,8 +140,8 @@ static int cmp(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_qindex_p
  * no longer give the same key (a started job's priority is gone). */
 static fbf_qindex_probe node_probe(const fbf_qindex *q, fbf_sched *s, uint32_t x)
 {
-    const fbf_job *j = fbf_sched_job(s, x - 1);
-    return (fbf_qindex_probe){q->n[x].key, j->subtime, j->seq};
+    double key = q->n[x].key;
+    return (fbf_qindex_probe){key, q->sub ? q->sub[x] : key, x - 1u};
 }
 
 int fbf_qindex_cmp(const fbf_qindex *q, fbf_sched *s, fbf_job_h a, fbf_job_h b)
@@ -158,7 +160,8 @@ fbf_qindex *fbf_qindex_create_ordered(unsigned flags, const fbf_order_ops *ord)
 {
     fbf_qindex *q = calloc(1, sizeof *q);
     if (!q || !(q->n = calloc(1024, sizeof *q->n)) ||
-        ((flags & FBF_QINDEX_RSV) && !(q->rsv = calloc(1024, sizeof *q->rsv)))) {
+        ((flags & FBF_QINDEX_RSV) && !(q->rsv = calloc(1024, sizeof *q->rsv))) ||
+        (!fbf_order_is_submit(ord) && !(q->sub = calloc(1024, sizeof *q->sub)))) {
         fbf_qindex_destroy(q);
         return NULL;
     }
@@ -175,6 +178,7 @@ void fbf_qindex_destroy(fbf_qindex *q)
         return;
     free(q->n);
     free(q->rsv);
+    free(q->sub);
     free(q);
 }
 
@@ -254,13 +258,16 @@ int fbf_qindex_insert_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h 
         /* Both arrays first, then the capacity: a failure leaves the
          * index as it was (a grown array is merely larger). */
         if (grow((void **)&q->n, sizeof *q->n, q->cap, cap) < 0 ||
-            (q->rsv && grow((void **)&q->rsv, sizeof *q->rsv, q->cap, cap) < 0))
+            (q->rsv && grow((void **)&q->rsv, sizeof *q->rsv, q->cap, cap) < 0) ||
+            (q->sub && grow((void **)&q->sub, sizeof *q->sub, q->cap, cap) < 0))
             return -ENOMEM;
         q->cap = cap;
     }
     uint32_t x = h + 1;
     fbf_qindex_probe k = fbf_qindex_probe_of(q, s, h);
     q->n[x] = (qnode){.prio = next_prio(q), .key = k.key};
+    if (q->sub)
+        q->sub[x] = k.subtime;
     fbf_qagg xa = own(s, x);
     set_agg(q, x, &xa);
     *root = insert(q, s, *root, x, &k, &xa);
@@ -339,7 +346,8 @@ uint32_t fbf_qindex_root(const fbf_qindex *q) { return q->root; }
 
 size_t fbf_qindex_bytes(const fbf_qindex *q)
 {
-    return sizeof *q + q->cap * (sizeof *q->n + (q->rsv ? sizeof *q->rsv : 0));
+    return sizeof *q + q->cap * (sizeof *q->n + (q->rsv ? sizeof *q->rsv : 0) +
+                                 (q->sub ? sizeof *q->sub : 0));
 }
 
 /* First job of subtree x in key order satisfying pred. Recursion depth is
