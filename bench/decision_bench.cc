@@ -86,7 +86,7 @@ struct Fixture {
         char id[32];
         snprintf(id, sizeof id, "w0!%llu", static_cast<unsigned long long>(next_id++));
         fbf_error err;
-        fbf_submission sub = {id, now, r, w, static_cast<double>(prio(prio_rng))};
+        fbf_submission sub = {id, now, r, w, static_cast<double>(prio(prio_rng)), nullptr, NAN};
         if (fbf_engine_submit_job(e, &sub, &err) != 0) {
             fprintf(stderr, "submit: %s\n", err.text);
             std::abort();

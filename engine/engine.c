@@ -68,10 +68,11 @@ fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
 {
     if (!cfg || !cfg->policy || cfg->workers < 1 || cfg->workers > 256 ||
         cfg->reservation_depth < 1 || !(cfg->kill_after >= 0) || isinf(cfg->kill_after) ||
-        !(cfg->max_wait >= 0) || isinf(cfg->max_wait)) {
+        !(cfg->max_wait >= 0) || isinf(cfg->max_wait) || !fbf_estimate_name(cfg->estimate)) {
         fbf_errorf(err, -EINVAL, "engine: invalid configuration (policy required, "
                                  "1 <= workers <= 256, reservation depth >= 1, "
-                                 "kill delay and maximum wait finite and >= 0)");
+                                 "kill delay and maximum wait finite and >= 0, "
+                                 "a known estimate)");
         errno = EINVAL;
         return NULL;
     }
@@ -93,7 +94,9 @@ fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
     e->scan_out = calloc(n, sizeof *e->scan_out);
     e->cursor = calloc(n, sizeof *e->cursor);
     e->cursor_at = calloc(n, sizeof *e->cursor_at);
-    if (!e->jobs || !e->power || !e->parts || !e->scan_out || !e->cursor || !e->cursor_at)
+    e->est = fbf_estimator_create(cfg->estimate);
+    if (!e->jobs || !e->power || !e->parts || !e->scan_out || !e->cursor || !e->cursor_at ||
+        !e->est)
         goto nomem;
     for (unsigned i = 0; i < n; i++)
         fbf_partition_init_mode(&e->parts[i], e->qmode);
@@ -133,6 +136,7 @@ void fbf_engine_destroy(fbf_engine *e)
     free(e->parts);
     fbf_jobs_destroy(e->jobs);
     fbf_power_destroy(e->power);
+    fbf_estimator_destroy(e->est);
     free(e->failed);
     fbf_idset_fini(&e->free_set);
     fbf_runheap_fini(&e->heap);
@@ -185,7 +189,8 @@ int fbf_engine_begin(fbf_engine *e, double now, fbf_error *err)
 int fbf_engine_submit(fbf_engine *e, const char *id, double subtime, int64_t res,
                       double walltime, fbf_error *err)
 {
-    fbf_submission sub = {.id = id, .subtime = subtime, .res = res, .walltime = walltime};
+    fbf_submission sub = {.id = id, .subtime = subtime, .res = res, .walltime = walltime,
+                          .delay = NAN};
     return fbf_engine_submit_job(e, &sub, err);
 }
 
@@ -216,6 +221,10 @@ int fbf_engine_submit_job(fbf_engine *e, const fbf_submission *sub, fbf_error *e
         return fbf_hvec_push(&e->rejects, h) < 0 ? fbf_errorf(err, -ENOMEM, "out of memory")
                                                   : 0;
     }
+    double est;
+    if (fbf_estimator_submit(e->est, h, sub, &est) < 0)
+        return fbf_errorf(err, -ENOMEM, "job %s: out of memory", id);
+    j->walltime = isinf(est) ? -1.0 : est; /* D10: what the policies plan with */
     j->prio = sub->priority;
     j->qkey = fbf_order_key(e->order, j, e->now);
     j->state = FBF_JOB_WAITING;
@@ -248,6 +257,11 @@ int fbf_engine_complete(fbf_engine *e, const char *id, fbf_error *err)
 
 int fbf_engine_complete_job(fbf_engine *e, fbf_job_h h, fbf_error *err)
 {
+    return fbf_engine_end_job(e, h, e->now, false, err);
+}
+
+int fbf_engine_end_job(fbf_engine *e, fbf_job_h h, double at, bool killed, fbf_error *err)
+{
     fbf_job *j = fbf_jobs_get(e->jobs, h);
     if (j->state != FBF_JOB_RUNNING)
         return fbf_errorf(err, -EINVAL, "job %s ended but it is %s, not running", j->id,
@@ -257,6 +271,7 @@ int fbf_engine_complete_job(fbf_engine *e, fbf_job_h h, fbf_error *err)
     e->nb_free += j->res;
     e->nb_running--;
     j->state = FBF_JOB_DONE;
+    fbf_estimator_ended(e->est, h, j, at, killed);
     fbf_power_freed(e->power, &j->alloc, e->now);
     e->any_ended = true;
     if (e->ops->job_ended)
@@ -283,7 +298,7 @@ static int push_decision(fbf_engine *e, fbf_decision d)
 int fbf_engine_decide(fbf_engine *e, fbf_error *err)
 {
     fbf_pool_sync(e->pool, INLINE_SYNC_BELOW); /* every submission is in its partition */
-    if (fbf_engine_rekey(e) < 0)
+    if (fbf_engine_rekey(e) < 0 || fbf_engine_correct_estimates(e) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
     double pcml = NAN;
     if (e->has_platform && e->cfg.max_wait > 0 && fbf_engine_give_up_due(e) < 0)
@@ -522,6 +537,8 @@ int fbf_sched_start(fbf_sched *s, fbf_job_h h, fbf_start_reason why, fbf_error *
     j->start = s->now;
     j->est_end = j->walltime < 0 ? INFINITY : s->now + j->walltime; /* D4 */
     j->rsv = NAN;
+    if (fbf_estimator_started(s->est, h, j) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory starting job %s", j->id);
     s->nb_free -= j->res;
     s->nb_waiting--;
     s->nb_running++;

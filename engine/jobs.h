@@ -34,7 +34,9 @@ typedef struct fbf_job {
     };
     uint64_t seq;     /* arrival order on the protocol; equals the handle */
     fbf_job_h prev, next; /* links in the owning partition's queue */
-    double walltime;  /* < 0: none */
+    /* What the policies plan with: the estimate of D10 (the walltime by
+     * default; Batsim still kills at the walltime). < 0: none. */
+    double walltime;
     union {
         double start; /* running or done: start time */
         double prio;  /* waiting: its priority (D9's priority order) */

@@ -10,7 +10,7 @@
  * scan and the depth-k family's backfilling consider the other jobs).
  * NULL, or an order whose key is NULL, is D1 itself ("submit").
  *
- * Keys read the job's estimate (fbf_job_est()), res and priority
+ * Keys read the job's estimate (fbf_job_est(), D10), res and priority
  * (jobs.h), and now for the orders marked dynamic; the engine evaluates
  * dynamic keys afresh at every decision point. A key is never NaN.
  */
@@ -31,8 +31,8 @@ struct fbf_order_ops {
     bool dynamic;
 };
 
-/* The estimate orders plan with: the job's walltime, INFINITY when it has
- * none (FCFS only, D9). */
+/* The estimate orders and reservations plan with (D10): the job's
+ * walltime field, INFINITY when it has none (FCFS only, D9). */
 static inline double fbf_job_est(const fbf_job *j)
 {
     return j->walltime < 0 ? INFINITY : j->walltime;

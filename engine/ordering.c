@@ -91,3 +91,5 @@ bool fbf_sched_same_orders(const fbf_sched *s)
     return s->order == s->border ||
            (fbf_order_is_submit(s->order) && fbf_order_is_submit(s->border));
 }
+
+fbf_estimate fbf_sched_estimate(const fbf_sched *s) { return s->cfg.estimate; }

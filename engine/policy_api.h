@@ -55,6 +55,10 @@ struct fbf_policy_ops {
      * its old keys still hold, so indexes keyed by them can let it go) or
      * have changed (done true); see fbf_engine_set_priority(). */
     void (*job_rekeyed)(void *state, fbf_sched *s, fbf_job_h j, bool done);
+    /* Optional: a running job's estimate grew (D10 predict's correction):
+     * it held [start, start + old_walltime) and now holds [start, est_end).
+     * Called at a decision point before decide. */
+    void (*job_extended)(void *state, fbf_sched *s, fbf_job_h j, double old_walltime);
     /* Optional: fills up to max counters of the work done so far (what a
      * benchmark reports beside the time it took) and returns how many. */
     size_t (*counters)(const void *state, fbf_policy_counter *out, size_t max);
@@ -71,10 +75,12 @@ void fbf_hvec_fini(fbf_hvec *h);
 
 double fbf_sched_now(const fbf_sched *s);
 /* D9's queue order and backfill order (order_api.h; NULL or a NULL key:
- * submit), and whether they are the same. */
+ * submit), whether they are the same, and D10's estimate. A job's
+ * walltime field is already its estimate. */
 const fbf_order_ops *fbf_sched_order(const fbf_sched *s);
 const fbf_order_ops *fbf_sched_backfill_order(const fbf_sched *s);
 bool fbf_sched_same_orders(const fbf_sched *s);
+fbf_estimate fbf_sched_estimate(const fbf_sched *s);
 uint32_t fbf_sched_capacity(const fbf_sched *s);
 uint32_t fbf_sched_free(const fbf_sched *s);
 size_t fbf_sched_nb_waiting(const fbf_sched *s);

@@ -59,8 +59,12 @@ static int bf_create(fbf_sched *s, int64_t depth, void **state, fbf_error *err)
     b->persistent = depth == FBF_DEPTH_UNLIMITED;
     b->same_order = fbf_sched_same_orders(s);
     const fbf_order_ops *qo = fbf_sched_order(s), *bo = fbf_sched_backfill_order(s);
-    /* The indexes hold keys that do not change while a job waits. */
-    b->fast = !force_plain && !(b->persistent ? qo && qo->dynamic : bo && bo->dynamic);
+    /* The indexes hold keys that do not change while a job waits; D10's
+     * repair (conservative under predict) runs on the plain path only. */
+    b->fast = !force_plain &&
+              !(b->persistent ? (qo && qo->dynamic) ||
+                                    fbf_sched_estimate(s) == FBF_ESTIMATE_PREDICT
+                              : bo && bo->dynamic);
     if (b->fast && b->persistent && !(b->qi = fbf_qindex_create_ordered(FBF_QINDEX_RSV, qo))) {
         fbf_profile_destroy(b->p);
         free(b);
@@ -170,6 +174,19 @@ static void bf_rekeyed(void *state, fbf_sched *s, fbf_job_h h, bool done)
         fbf_bf_index_remove(b, s, h);
     else if (!isnan(j->rsv) && j->walltime > 0 && fbf_bf_index_add(b, s, h) < 0)
         b->arrivals.n = SIZE_MAX; /* reported by the next decide */
+}
+
+/* A running job outlived its estimate (D10 predict): it holds its
+ * resources until start + walltime now. */
+static void bf_extended(void *state, fbf_sched *s, fbf_job_h h, double old_walltime)
+{
+    backfill *b = state;
+    const fbf_job *j = fbf_sched_job(s, h);
+    double end = j->start + old_walltime;
+    if (end > j->start && fbf_profile_remove(b->p, j->start, end, j->res) < 0)
+        b->arrivals.n = SIZE_MAX;
+    if (fbf_policy_hold(b->p, j->start, j) < 0)
+        b->arrivals.n = SIZE_MAX;
 }
 
 int fbf_backfill_start_job(backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_reason why,
@@ -362,7 +379,7 @@ static int bf_decide(void *state, fbf_sched *s, fbf_error *err)
 {
     backfill *b = state;
     if (ensure_profile(b, s) < 0 || (!b->persistent && b->arrivals.n == SIZE_MAX))
-        return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
+        return fbf_errorf(err, -ENOMEM, "backfill: out of memory or a running job's span lost");
     return b->persistent ? fbf_backfill_decide_persistent(b, s, err) : decide_finite(b, s, err);
 }
 
@@ -413,5 +430,6 @@ const fbf_policy_ops fbf_policy_backfill = {
     .estimate = bf_estimate,
     .resources_held = bf_held,
     .job_rekeyed = bf_rekeyed,
+    .job_extended = bf_extended,
     .counters = bf_counters,
 };

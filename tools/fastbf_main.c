@@ -35,7 +35,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fastbf [--policy NAME] [--reservation-depth K] [--order NAME]\n"
-            "              [--backfill-order NAME]\n"
+            "              [--backfill-order NAME] [--estimate NAME] [--preset easy++]\n"
             "              [--protocol batsim4|batsim5] [--endpoint URL] [--allow-remote]\n"
             "              [--protocol batsim2 --socket PATH [--redis-host H]\n"
             "               [--redis-port P]] [--max-message BYTES]\n"
@@ -164,6 +164,8 @@ int main(int argc, char **argv)
         {"reservation-depth", required_argument, NULL, 'd'},
         {"order", required_argument, NULL, 'O'},
         {"backfill-order", required_argument, NULL, 'B'},
+        {"estimate", required_argument, NULL, 'Y'},
+        {"preset", required_argument, NULL, 'Z'},
         {"endpoint", required_argument, NULL, 'e'},
         {"workers", required_argument, NULL, 'w'},
         {"verbose", no_argument, NULL, 'v'},
@@ -207,6 +209,8 @@ int main(int argc, char **argv)
         case 'p': policy = choice.policy = optarg; break;
         case 'O': choice.order = optarg; break;
         case 'B': choice.backfill_order = optarg; break;
+        case 'Y': choice.estimate = optarg; break;
+        case 'Z': choice.preset = optarg; break;
         case 'd': depth_arg = optarg; break;
         case 'e': endpoint = optarg; endpoint_given = true; break;
         case 'X': protocol = optarg; break;

@@ -141,8 +141,11 @@ static int run(const fbf_replay_options *o, int argc, char **argv)
     } else if (o->inproc) {
         const char *name = o->policy ? o->policy : "easy";
         fbf_engine_config ecfg = {0};
-        if (fbf_sched_choice_apply(&o->choice, &ecfg, &name, &err) < 0) {
-            fprintf(stderr, "fastbf-replay: %s\n", err.text);
+        if (fbf_sched_choice_apply(&o->choice, &ecfg, &name, &err) < 0 ||
+            (ecfg.estimate == FBF_ESTIMATE_EXACT && !o->forward_profiles &&
+             fbf_errorf(&err, -EINVAL, "--estimate exact reads the delay profile that comes "
+                                       "with each submission: add --forward-profiles") < 0)) {
+            fprintf(stderr, "fastbf-replay: %s\nTry 'fastbf-replay --help'.\n", err.text);
             fbf_workload_destroy(wl);
             return FBF_EXIT_INVALID;
         }
