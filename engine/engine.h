@@ -238,6 +238,9 @@ double fbf_engine_job_start(const fbf_engine *e, fbf_job_h j);
 fbf_start_reason fbf_engine_job_start_reason(const fbf_engine *e, fbf_job_h j);
 /* The reservation the policy holds for a waiting job, or NAN. */
 double fbf_engine_job_reservation(const fbf_engine *e, fbf_job_h j);
+/* What the policy plans the job's run time to be (D10's est; INFINITY for
+ * none), as of the last decision point. */
+double fbf_engine_job_estimate(const fbf_engine *e, fbf_job_h j);
 
 /* Counters. */
 size_t fbf_engine_nb_waiting(const fbf_engine *e);

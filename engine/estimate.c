@@ -205,6 +205,11 @@ void fbf_estimator_ended(fbf_estimator *x, fbf_job_h h, const fbf_job *j, double
     u->n += u->n < 2;
 }
 
+double fbf_engine_job_estimate(const fbf_engine *e, fbf_job_h j)
+{
+    return fbf_job_est(fbf_jobs_get(e->jobs, j));
+}
+
 int fbf_engine_correct_estimates(fbf_engine *e)
 {
     fbf_estimator *x = e->est;
