@@ -260,7 +260,8 @@ const bool kRegistered = [] {
             std::string name = std::string("BM_DecideOrder/") + c.policy + "/" + order +
                                "/workers:1";
             benchmark::RegisterBenchmark(
-                name.c_str(), [c, order](benchmark::State &st) { decision(st, c.policy, 1, order); })
+                name.c_str(),
+                [c, order](benchmark::State &st) { decision(st, c.policy, 1, order); })
                 ->Arg(c.n)
                 ->ArgName("waiting")
                 ->Unit(benchmark::kMicrosecond)

@@ -114,8 +114,8 @@ static int read_options(const cJSON *init, fbf_bv5_options *o, fbf_edc_setup *se
             o->session.submitter = setup->submitter = plan;
         } else {
             return fbf_errorf(err, -EINVAL, "init: unknown key \"%s\" (policy, "
-                              "reservation_depth, order, backfill_order, estimate, workers, format, "
-                              "kill_after, max_wait, "
+                              "reservation_depth, order, backfill_order, estimate, workers, "
+                              "format, kill_after, max_wait, "
                               "energy_saving, switch_delays, sleep_pstate, compute_pstate, "
                               "verbose, register_workload)", k);
         }
