@@ -29,7 +29,7 @@
 // The engine is cached between benchmark repetitions; only the latest
 // configuration is kept, so the 1e6 engines are never alive together.
 //
-// BM_DecideOrder/<policy>/<order>/...: the same decision under a queue
+// BM_OrderDecide/<policy>/<order>/...: the same decision under a queue
 // order of scheduling-semantics.md D9 (the backfill order is the queue
 // order's), every job submitted with a priority drawn uniformly in
 // [0, 1000). The target: under sjf, saf and priority a decision at 1e6
@@ -257,7 +257,7 @@ const bool kRegistered = [] {
             if ((*o)->dynamic != c.dynamic)
                 continue;
             const char *order = (*o)->name;
-            std::string name = std::string("BM_DecideOrder/") + c.policy + "/" + order +
+            std::string name = std::string("BM_OrderDecide/") + c.policy + "/" + order +
                                "/workers:1";
             benchmark::RegisterBenchmark(
                 name.c_str(),
