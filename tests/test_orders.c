@@ -332,6 +332,73 @@ static void test_max_wait_any_order(void **state)
     }
 }
 
+/* A queue deep enough that the engine's workers take the keys of a
+ * dynamic order and sort the partitions in parallel (4096 jobs and more):
+ * the decisions are the same with 1 and 4 workers, under EASY and
+ * conservative, for lxf and sjf (a tree per partition). */
+static void run_deep(const char *policy, const char *order, unsigned workers, char *log,
+                     size_t cap)
+{
+    const fbf_policy_entry *pe = fbf_policy_lookup(policy);
+    fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth,
+                             .workers = workers, .order = fbf_order_lookup(order)};
+    fbf_error err;
+    fbf_engine *e = fbf_engine_create(&cfg, &err);
+    assert_non_null(e);
+    fbf_idset all;
+    fbf_idset_init(&all);
+    assert_int_equal(fbf_idset_add_range(&all, 0, 63), 0);
+    assert_int_equal(fbf_engine_set_platform(e, &all, &err), 0);
+    fbf_idset_fini(&all);
+    uint64_t rng = 12345;
+    char id[32];
+    size_t len = 0;
+    fbf_job_h running[4096];
+    size_t nrun = 0;
+    for (int dp = 0; dp < 20; dp++) {
+        fbf_test_begin(e, dp * 7.0);
+        if (dp > 0 && nrun > 0) { /* the oldest running job ends */
+            assert_int_equal(fbf_engine_complete_job(e, running[0], &err), 0);
+            memmove(running, running + 1, --nrun * sizeof *running);
+        }
+        for (int k = 0; k < (dp == 0 ? 4500 : 3); k++) {
+            snprintf(id, sizeof id, "j%d.%d", dp, k);
+            fbf_submission sub = {id, dp * 7.0, 1 + fbf_test_rnd(&rng, 16),
+                                  1 + fbf_test_rnd(&rng, 500), 0, NULL, NAN};
+            assert_int_equal(fbf_engine_submit_job(e, &sub, &err), 0);
+        }
+        assert_int_equal(fbf_engine_decide(e, &err), 0);
+        size_t nd;
+        const fbf_decision *d = fbf_engine_decisions(e, &nd);
+        for (size_t k = 0; k < nd; k++) {
+            if (d[k].kind == FBF_DEC_EXECUTE && nrun < 4096)
+                running[nrun++] = d[k].job;
+            int w = d[k].kind == FBF_DEC_CALL_ME_LATER
+                        ? snprintf(log + len, cap - len, "C:%.17g ", d[k].at)
+                        : snprintf(log + len, cap - len, "%d:%s ", d[k].kind,
+                                   fbf_engine_job_id(e, d[k].job));
+            len += w > 0 && (size_t)w < cap - len ? (size_t)w : 0;
+        }
+    }
+    fbf_engine_destroy(e);
+}
+
+static void test_deep_queue_workers(void **state)
+{
+    (void)state;
+    static char one[1 << 16], four[1 << 16];
+    static const char *const cases[][2] = {
+        {"easy", "lxf"}, {"conservative", "wfp3"}, {"easy", "sjf"}, {"conservative", "priority"}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        run_deep(cases[c][0], cases[c][1], 1, one, sizeof one);
+        run_deep(cases[c][0], cases[c][1], 4, four, sizeof four);
+        assert_true(strlen(one) > 100);
+        if (strcmp(one, four) != 0)
+            fail_msg("%s, order %s: 1 and 4 workers decide differently", cases[c][0],
+                     cases[c][1]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_backfill_order),
         cmocka_unit_test(test_set_priority),
         cmocka_unit_test(test_max_wait_any_order),
+        cmocka_unit_test(test_deep_queue_workers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
