@@ -328,7 +328,9 @@ fbf_job_h fbf_queue_iter_next(fbf_queue_iter *it, fbf_jobs *js)
         it->after[best].pending = true;
         it->cur[best] = UNSTARTED;
     } else {
-        it->cur[best] = fbf_partition_next(&it->parts[best], js, h);
+        it->cur[best] = it->parts[best].mode == FBF_QUEUE_TREE
+                            ? fbf_partition_next(&it->parts[best], js, h)
+                            : bj->next;
     }
     return h;
 }
