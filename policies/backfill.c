@@ -5,10 +5,10 @@
  * policies/conservative.c, the shared state in policies/backfill_int.h.
  *
  * Finite k (k = 1 is EASY): every pass recomputes the reservations. The
- * queue is walked in queue order (D9); each of the first k jobs that cannot start
- * now gets a reservation at its earliest fit in the profile of the running
- * jobs plus the reservations already made in this pass; jobs that fit now
- * start. Past the k-th reservation, a job starts iff it fits now for its
+ * queue is walked in queue order (D9); each of the first k jobs that
+ * cannot start now gets a reservation at its earliest fit in the profile
+ * of the running jobs plus the reservations already made in this pass;
+ * jobs that fit now start. Past the k-th reservation, a job starts iff it fits now for its
  * whole walltime in that profile, which for k = 1 is exactly D6's rule
  * (`now + walltime <= shadow` or `res <= extra`), since free() only grows
  * after now except for the head's reservation. A reserved head of walltime
