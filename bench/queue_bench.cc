@@ -123,6 +123,7 @@ void partition_insert(benchmark::State &state, Order order)
         arrival[i] = static_cast<fbf_job_h>(i);
         fbf_job *j = fbf_jobs_get(js, static_cast<fbf_job_h>(i));
         j->subtime = static_cast<double>(i) + (order == Order::kNearOrder ? jitter(rng) : 0.0);
+        j->qkey = j->subtime; // the queue key the engine gives under D1
         j->prev = j->next = FBF_JOB_NONE;
     }
     if (order == Order::kShuffled)
@@ -160,6 +161,7 @@ void BM_QueueIterMerged(benchmark::State &state)
     for (int64_t i = 0; i < n; i++) {
         fbf_job *j = fbf_jobs_get(js, static_cast<fbf_job_h>(i));
         j->subtime = static_cast<double>(i / 8); // ties broken by seq, as in bursts
+        j->qkey = j->subtime;
         j->prev = j->next = FBF_JOB_NONE;
     }
     for (int64_t i = 0; i < n; i++)

@@ -6,9 +6,9 @@
  *   they started: a FIFO of started jobs replaces a heap.
  *
  *   max_wait: a waiting job is given up max_wait seconds after its
- *   subtime. The queue is in subtime order (D1), so the jobs due are at
- *   its head: giving up walks the head only, and the next one due is the
- *   head's.
+ *   subtime. Under D1 the jobs due are at the queue's head: giving up
+ *   walks the head only, and the next one due is the head's. Under another
+ *   queue order (D9) they can be anywhere: the whole queue is walked.
  */
 #include <errno.h>
 #include <math.h>
@@ -63,10 +63,14 @@ int fbf_engine_give_up_due(fbf_engine *e)
 {
     fbf_sched_iter it;
     fbf_sched_iter_init(e, &it);
+    bool d1 = e->qmode == FBF_QUEUE_LIST;
     for (fbf_job_h h; (h = fbf_sched_iter_next(e, &it)) != FBF_JOB_NONE;) {
         fbf_job *j = fbf_jobs_get(e->jobs, h);
-        if (!(j->subtime + e->cfg.max_wait <= e->now))
-            break;
+        if (!(j->subtime + e->cfg.max_wait <= e->now)) {
+            if (d1)
+                break;
+            continue;
+        }
         if (fbf_hvec_push(&e->given_up, h) < 0)
             return -ENOMEM;
         if (e->ops->job_withdrawn)
@@ -84,6 +88,11 @@ double fbf_engine_next_give_up(fbf_engine *e)
 {
     fbf_sched_iter it;
     fbf_sched_iter_init(e, &it);
-    fbf_job_h h = fbf_sched_iter_next(e, &it);
-    return h == FBF_JOB_NONE ? NAN : fbf_jobs_get(e->jobs, h)->subtime + e->cfg.max_wait;
+    double first = INFINITY;
+    for (fbf_job_h h; (h = fbf_sched_iter_next(e, &it)) != FBF_JOB_NONE;) {
+        first = fmin(first, fbf_jobs_get(e->jobs, h)->subtime);
+        if (e->qmode == FBF_QUEUE_LIST)
+            break; /* D1: the head's is the first */
+    }
+    return isinf(first) ? NAN : first + e->cfg.max_wait;
 }

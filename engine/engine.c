@@ -26,6 +26,7 @@
 
 #include "engine/engine_int.h"
 #include "engine/jobs.h"
+#include "engine/order_api.h"
 #include "engine/policy_api.h"
 #include "engine/pool.h"
 #include "engine/queue.h"
@@ -67,10 +68,11 @@ fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
 {
     if (!cfg || !cfg->policy || cfg->workers < 1 || cfg->workers > 256 ||
         cfg->reservation_depth < 1 || !(cfg->kill_after >= 0) || isinf(cfg->kill_after) ||
-        !(cfg->max_wait >= 0) || isinf(cfg->max_wait)) {
+        !(cfg->max_wait >= 0) || isinf(cfg->max_wait) || !fbf_estimate_name(cfg->estimate)) {
         fbf_errorf(err, -EINVAL, "engine: invalid configuration (policy required, "
                                  "1 <= workers <= 256, reservation depth >= 1, "
-                                 "kill delay and maximum wait finite and >= 0)");
+                                 "kill delay and maximum wait finite and >= 0, "
+                                 "a known estimate)");
         errno = EINVAL;
         return NULL;
     }
@@ -79,6 +81,9 @@ fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
         goto nomem;
     e->cfg = *cfg;
     e->ops = cfg->policy;
+    e->order = cfg->order;
+    e->border = cfg->backfill_order ? cfg->backfill_order : cfg->order;
+    e->qmode = fbf_engine_queue_mode(cfg->order);
     e->cml = NAN;
     fbf_idset_init(&e->free_set);
     unsigned n = cfg->workers;
@@ -88,10 +93,13 @@ fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
     e->parts = calloc(n, sizeof *e->parts);
     e->scan_out = calloc(n, sizeof *e->scan_out);
     e->cursor = calloc(n, sizeof *e->cursor);
-    if (!e->jobs || !e->power || !e->parts || !e->scan_out || !e->cursor)
+    e->cursor_at = calloc(n, sizeof *e->cursor_at);
+    e->est = fbf_estimator_create(cfg->estimate);
+    if (!e->jobs || !e->power || !e->parts || !e->scan_out || !e->cursor || !e->cursor_at ||
+        !e->est)
         goto nomem;
     for (unsigned i = 0; i < n; i++)
-        fbf_partition_init(&e->parts[i]);
+        fbf_partition_init_mode(&e->parts[i], e->qmode);
     e->pool = fbf_pool_create(n, apply_msg, e);
     if (!e->pool) {
         fbf_errorf(err, -errno, "engine: cannot start %u worker threads", n);
@@ -124,9 +132,11 @@ void fbf_engine_destroy(fbf_engine *e)
             fbf_hvec_fini(&e->scan_out[i]);
     free(e->scan_out);
     free(e->cursor);
+    free(e->cursor_at);
     free(e->parts);
     fbf_jobs_destroy(e->jobs);
     fbf_power_destroy(e->power);
+    fbf_estimator_destroy(e->est);
     free(e->failed);
     fbf_idset_fini(&e->free_set);
     fbf_runheap_fini(&e->heap);
@@ -179,10 +189,21 @@ int fbf_engine_begin(fbf_engine *e, double now, fbf_error *err)
 int fbf_engine_submit(fbf_engine *e, const char *id, double subtime, int64_t res,
                       double walltime, fbf_error *err)
 {
+    fbf_submission sub = {.id = id, .subtime = subtime, .res = res, .walltime = walltime,
+                          .delay = NAN};
+    return fbf_engine_submit_job(e, &sub, err);
+}
+
+int fbf_engine_submit_job(fbf_engine *e, const fbf_submission *sub, fbf_error *err)
+{
+    const char *id = sub->id;
+    double subtime = sub->subtime, walltime = sub->walltime;
+    int64_t res = sub->res;
     if (!e->has_platform)
         return fbf_errorf(err, -EINVAL, "job %s submitted before the platform is known", id);
-    if (isnan(walltime) || isnan(subtime))
-        return fbf_errorf(err, -EINVAL, "job %s: walltime and subtime must be numbers", id);
+    if (isnan(walltime) || isnan(subtime) || isnan(sub->priority))
+        return fbf_errorf(err, -EINVAL, "job %s: walltime, subtime and priority must be numbers",
+                          id);
     fbf_job_h h;
     int rc = fbf_jobs_add(e->jobs, id, &h);
     if (rc == -EEXIST)
@@ -200,6 +221,12 @@ int fbf_engine_submit(fbf_engine *e, const char *id, double subtime, int64_t res
         return fbf_hvec_push(&e->rejects, h) < 0 ? fbf_errorf(err, -ENOMEM, "out of memory")
                                                   : 0;
     }
+    double est;
+    if (fbf_estimator_submit(e->est, h, sub, &est) < 0)
+        return fbf_errorf(err, -ENOMEM, "job %s: out of memory", id);
+    j->walltime = isinf(est) ? -1.0 : est; /* D10: what the policies plan with */
+    j->prio = sub->priority;
+    j->qkey = fbf_order_key(e->order, j, e->now);
     j->state = FBF_JOB_WAITING;
     j->part = (uint16_t)(j->seq % e->cfg.workers);
     e->nb_waiting++;
@@ -230,6 +257,11 @@ int fbf_engine_complete(fbf_engine *e, const char *id, fbf_error *err)
 
 int fbf_engine_complete_job(fbf_engine *e, fbf_job_h h, fbf_error *err)
 {
+    return fbf_engine_end_job(e, h, e->now, false, err);
+}
+
+int fbf_engine_end_job(fbf_engine *e, fbf_job_h h, double at, bool killed, fbf_error *err)
+{
     fbf_job *j = fbf_jobs_get(e->jobs, h);
     if (j->state != FBF_JOB_RUNNING)
         return fbf_errorf(err, -EINVAL, "job %s ended but it is %s, not running", j->id,
@@ -239,6 +271,7 @@ int fbf_engine_complete_job(fbf_engine *e, fbf_job_h h, fbf_error *err)
     e->nb_free += j->res;
     e->nb_running--;
     j->state = FBF_JOB_DONE;
+    fbf_estimator_ended(e->est, h, j, at, killed);
     if (fbf_power_freed(e->power, &j->alloc, e->now) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
     e->any_ended = true;
@@ -266,6 +299,8 @@ static int push_decision(fbf_engine *e, fbf_decision d)
 int fbf_engine_decide(fbf_engine *e, fbf_error *err)
 {
     fbf_pool_sync(e->pool, INLINE_SYNC_BELOW); /* every submission is in its partition */
+    if (fbf_engine_rekey(e) < 0 || fbf_engine_correct_estimates(e) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
     double pcml = NAN;
     if (e->has_platform && e->cfg.max_wait > 0 && fbf_engine_give_up_due(e) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
@@ -410,14 +445,30 @@ void fbf_sched_set_rsv(fbf_sched *s, fbf_job_h j, double rsv)
 void fbf_sched_iter_init(fbf_sched *s, fbf_sched_iter *it)
 {
     fbf_queue_iter qi;
-    fbf_queue_iter_init(&qi, s->parts, s->cfg.workers, s->cursor);
+    fbf_queue_iter_init_lazy(&qi, s->parts, s->cfg.workers, s->cursor, s->cursor_at);
     it->cur = s->cursor;
 }
 
 fbf_job_h fbf_sched_iter_next(fbf_sched *s, fbf_sched_iter *it)
 {
-    fbf_queue_iter qi = {.cur = it->cur, .n = s->cfg.workers};
+    fbf_queue_iter qi = {.cur = it->cur, .n = s->cfg.workers, .parts = s->parts,
+                         .after = s->cursor_at};
     return fbf_queue_iter_next(&qi, s->jobs);
+}
+
+typedef struct scan_visit {
+    scan_job *sj;
+    fbf_hvec *out;
+} scan_visit;
+
+static bool scan_one(void *arg, fbf_job_h h, const fbf_job *j)
+{
+    scan_visit *v = arg;
+    if (v->sj->keep(v->sj->ctx, j) && fbf_hvec_push(v->out, h) < 0) {
+        __atomic_store_n(&v->sj->err, -ENOMEM, __ATOMIC_RELAXED);
+        return false;
+    }
+    return true;
 }
 
 static void scan_phase(void *arg, unsigned w)
@@ -426,14 +477,19 @@ static void scan_phase(void *arg, unsigned w)
     fbf_engine *e = sj->e;
     fbf_hvec *out = &e->scan_out[w];
     out->n = 0;
-    for (fbf_job_h h = e->parts[w].head; h != FBF_JOB_NONE;) {
-        const fbf_job *j = fbf_jobs_get(e->jobs, h);
-        if (sj->keep(sj->ctx, j) && fbf_hvec_push(out, h) < 0) {
-            __atomic_store_n(&sj->err, -ENOMEM, __ATOMIC_RELAXED);
-            return;
+    if (e->parts[w].mode != FBF_QUEUE_TREE) { /* the default's loop, kept as it was */
+        for (fbf_job_h h = e->parts[w].head; h != FBF_JOB_NONE;) {
+            const fbf_job *j = fbf_jobs_get(e->jobs, h);
+            if (sj->keep(sj->ctx, j) && fbf_hvec_push(out, h) < 0) {
+                __atomic_store_n(&sj->err, -ENOMEM, __ATOMIC_RELAXED);
+                return;
+            }
+            h = j->next;
         }
-        h = j->next;
+        return;
     }
+    scan_visit v = {sj, out};
+    fbf_partition_foreach(&e->parts[w], e->jobs, scan_one, &v);
 }
 
 int fbf_sched_scan(fbf_sched *s, fbf_sched_filter keep, const void *ctx, fbf_hvec *out)
@@ -482,12 +538,14 @@ int fbf_sched_start(fbf_sched *s, fbf_job_h h, fbf_start_reason why, fbf_error *
         fbf_hvec_push(&s->execs, h) < 0 ||
         (s->cfg.kill_after > 0 && fbf_hvec_push(&s->started, h) < 0))
         return fbf_errorf(err, -ENOMEM, "out of memory starting job %s", j->id);
-    fbf_partition_unlink(&s->parts[j->part], s->jobs, h);
+    fbf_partition_unlink(&s->parts[j->part], s->jobs, h); /* before qkey goes */
     j->state = FBF_JOB_RUNNING;
     j->reason = (uint8_t)why;
     j->start = s->now;
     j->est_end = j->walltime < 0 ? INFINITY : s->now + j->walltime; /* D4 */
     j->rsv = NAN;
+    if (fbf_estimator_started(s->est, h, j) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory starting job %s", j->id);
     s->nb_free -= j->res;
     s->nb_waiting--;
     s->nb_running++;

@@ -47,6 +47,19 @@ typedef uint32_t fbf_job_h;
 
 typedef struct fbf_engine fbf_engine;
 typedef struct fbf_policy_ops fbf_policy_ops; /* engine/policy_api.h */
+typedef struct fbf_order_ops fbf_order_ops;   /* engine/order_api.h */
+
+/* The runtime estimate policies plan with (scheduling-semantics.md D10). */
+typedef enum fbf_estimate {
+    FBF_ESTIMATE_WALLTIME = 0, /* the walltime (the default) */
+    FBF_ESTIMATE_EXACT,        /* min(the forwarded delay profile's delay, walltime) */
+    FBF_ESTIMATE_PREDICT,      /* the user's last two run times, at most the walltime */
+} fbf_estimate;
+
+/* "walltime", "exact", "predict"; NULL for an unknown value. */
+const char *fbf_estimate_name(fbf_estimate est);
+/* -1 for an unknown name. */
+int fbf_estimate_lookup(const char *name);
 
 /* A count of work the policy did since the engine was created; the name
  * is the policy's (static storage). */
@@ -73,6 +86,11 @@ typedef struct fbf_engine_config {
      * codec tells the peer with a rejection); a CALL_ME_LATER covers the
      * next one. 0: never. */
     double max_wait;
+    /* D9: the queue order and the backfill order (NULL: submit, D1, and
+     * the queue order); policies/orders/registry.h names them. */
+    const fbf_order_ops *order;
+    const fbf_order_ops *backfill_order;
+    fbf_estimate estimate; /* D10 */
 } fbf_engine_config;
 
 typedef enum fbf_decision_kind {
@@ -127,6 +145,28 @@ int fbf_engine_begin(fbf_engine *e, double now, fbf_error *err);
 int fbf_engine_submit(fbf_engine *e, const char *id, double subtime, int64_t res,
                       double walltime, fbf_error *err);
 
+/* A submission with what the orders and estimates read besides (D9,
+ * D10). fbf_engine_submit() is this with priority 0, no user, no delay. */
+typedef struct fbf_submission {
+    const char *id;
+    double subtime;
+    int64_t res;
+    double walltime;  /* < 0: none */
+    double priority;  /* the priority order's key is -priority; not NaN */
+    /* predict: the user, as the canonical text of its JSON value (borrowed
+     * for the call); NULL: the anonymous user. */
+    const char *user;
+    /* exact: the delay of the delay profile the submission carried; NAN:
+     * none (a value < 0 counts as none). */
+    double delay;
+} fbf_submission;
+int fbf_engine_submit_job(fbf_engine *e, const fbf_submission *sub, fbf_error *err);
+
+/* Changes a waiting job's priority (Flux's prioritize, a control
+ * interface). Under an order that reads it the job takes its new place at
+ * once; no reservation is given up or recomputed for it (D9). -EINVAL if
+ * the job does not wait or priority is NaN (err names the job). */
+int fbf_engine_set_priority(fbf_engine *e, fbf_job_h h, double priority, fbf_error *err);
 /* A running job ended (any final state) at the current decision point:
  * its resources are free again. -ENOENT unknown id, -EINVAL not running
  * (err names the job and its state). */
@@ -134,6 +174,11 @@ int fbf_engine_complete(fbf_engine *e, const char *id, fbf_error *err);
 /* As fbf_engine_complete(), for a handle the caller already looked up
  * (fbf_engine_find()); -EINVAL if it is not running. */
 int fbf_engine_complete_job(fbf_engine *e, fbf_job_h h, fbf_error *err);
+/* The same, saying how it ended: a JOB_COMPLETED stamped `at` (under the
+ * predict estimate its run time, at - start, counts for its user's next
+ * jobs, D10) or, killed, a kill without one (whose run time never
+ * counts). fbf_engine_complete_job() is a completion at now. */
+int fbf_engine_end_job(fbf_engine *e, fbf_job_h h, double at, bool killed, fbf_error *err);
 
 /* Machine states and energy saving (engine/power.h). Before the
  * platform is set (-EINVAL after); the default is fbf_power_config_default()
@@ -193,6 +238,9 @@ double fbf_engine_job_start(const fbf_engine *e, fbf_job_h j);
 fbf_start_reason fbf_engine_job_start_reason(const fbf_engine *e, fbf_job_h j);
 /* The reservation the policy holds for a waiting job, or NAN. */
 double fbf_engine_job_reservation(const fbf_engine *e, fbf_job_h j);
+/* What the policy plans the job's run time to be (D10's est; INFINITY for
+ * none), as of the last decision point. */
+double fbf_engine_job_estimate(const fbf_engine *e, fbf_job_h j);
 
 /* ---- jobs steered from outside a pass (engine/jobctl.c) ----
  *

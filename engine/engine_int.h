@@ -19,6 +19,7 @@
 #include "engine/runheap.h"
 
 typedef struct fbf_power fbf_power;
+typedef struct fbf_estimator fbf_estimator;
 
 /* A machine out of service and its hold (FBF_JOB_NONE while a job still
  * runs on it): failures.c. */
@@ -41,9 +42,15 @@ struct fbf_engine {
     fbf_partition *parts;
     fbf_hvec *scan_out; /* one per worker */
     fbf_job_h *cursor;  /* iterator cursors, one per partition */
+    fbf_queue_place *cursor_at; /* ... and where they stopped (queue.h) */
 
     const fbf_policy_ops *ops;
     void *pstate;
+    /* D9: the queue order (its partitions' form follows it) and the
+     * backfill order, the queue order's own when not given. */
+    const fbf_order_ops *order, *border;
+    fbf_queue_mode qmode;
+    fbf_estimator *est; /* D10 */
 
     fbf_idset free_set;
     uint32_t nb_compute, nb_free;
@@ -127,6 +134,24 @@ int fbf_power_after(fbf_power *p, fbf_engine *e, double *cml);
 size_t fbf_power_requests(const fbf_power *p, const fbf_idset **sets, uint32_t *pstates);
 fbf_machine_state fbf_power_state(const fbf_power *p, uint32_t m);
 bool fbf_power_is_compute(const fbf_power *p, uint32_t m);
+
+/* ordering.c: the partitions' form for the queue order; at a decision
+ * point, dynamic keys taken afresh and the partitions sorted (-ENOMEM). */
+fbf_queue_mode fbf_engine_queue_mode(const fbf_order_ops *order);
+int fbf_engine_rekey(fbf_engine *e);
+
+/* estimate.c (D10). create: NULL when out of memory. submit: the
+ * estimate of a new job (INFINITY: none), what predict keeps of it noted
+ * (-ENOMEM). started/ended: a job's start and end. correct: the
+ * correction of D10 predict, before the pass (-ENOMEM). */
+fbf_estimator *fbf_estimator_create(fbf_estimate kind);
+void fbf_estimator_destroy(fbf_estimator *x);
+int fbf_estimator_submit(fbf_estimator *x, fbf_job_h h, const fbf_submission *sub,
+                         double *est);
+int fbf_estimator_started(fbf_estimator *x, fbf_job_h h, const fbf_job *j);
+void fbf_estimator_ended(fbf_estimator *x, fbf_job_h h, const fbf_job *j, double at,
+                         bool killed);
+int fbf_engine_correct_estimates(fbf_engine *e);
 
 /* failures.c: machines given back (a job's, a hold's) that are out of
  * service are held again at once. -ENOMEM. */

@@ -23,16 +23,28 @@
 #include "engine/idset.h"
 
 typedef struct fbf_job {
-    const char *id;
-    double subtime;   /* queue key (D1), with seq */
-    double walltime;  /* < 0: none */
-    double start;     /* when running: start time */
-    double est_end;   /* when running: start + walltime (INFINITY if none) */
-    double rsv;       /* policy's reservation, NAN if none */
+    /* What a walk of the queue reads, first: the records are 96 bytes
+     * apart, so their first 32 bytes never straddle a cache line. */
+    double subtime;   /* D1's key, with seq */
+    /* A job never waits and runs at once, so the fields only a waiting
+     * job needs share memory with those of a running one. */
+    union {
+        double est_end; /* running: start + walltime (INFINITY if none) */
+        double qkey;    /* waiting: its key in the queue order (D9) */
+    };
     uint64_t seq;     /* arrival order on the protocol; equals the handle */
+    fbf_job_h prev, next; /* links in the owning partition's queue */
+    /* What the policies plan with: the estimate of D10 (the walltime by
+     * default; Batsim still kills at the walltime). < 0: none. */
+    double walltime;
+    union {
+        double start; /* running or done: start time */
+        double prio;  /* waiting: its priority (D9's priority order) */
+    };
+    double rsv;       /* policy's reservation, NAN if none */
+    const char *id;
     fbf_idset alloc;  /* when running or done */
     uint32_t res;
-    fbf_job_h prev, next; /* links in the owning partition's queue */
     uint8_t state;        /* fbf_job_state */
     uint8_t reason;       /* fbf_start_reason */
     uint8_t kill_sent;    /* a KILL decision went out for it */
@@ -58,9 +70,14 @@ size_t fbf_jobs_count(const fbf_jobs *js);
 /* The record of a valid handle (stable address). */
 fbf_job *fbf_jobs_get(const fbf_jobs *js, fbf_job_h h);
 
-/* Queue key order: subtime, then arrival. */
+/* Queue order (D9): qkey, then D1 (subtime, then arrival). Under the
+ * default order qkey is the subtime. */
 static inline int fbf_job_key_cmp(const fbf_job *a, const fbf_job *b)
 {
+    if (a->qkey < b->qkey)
+        return -1;
+    if (a->qkey > b->qkey)
+        return 1;
     if (a->subtime < b->subtime)
         return -1;
     if (a->subtime > b->subtime)

@@ -51,6 +51,14 @@ struct fbf_policy_ops {
      * decision point, before or after decide, never during it. The
      * engine holds a machine only where no reservation needs it. */
     void (*resources_held)(void *state, fbf_sched *s, fbf_job_h j);
+    /* Optional: a waiting job's keys are about to change (done false:
+     * its old keys still hold, so indexes keyed by them can let it go) or
+     * have changed (done true); see fbf_engine_set_priority(). */
+    void (*job_rekeyed)(void *state, fbf_sched *s, fbf_job_h j, bool done);
+    /* Optional: a running job's estimate grew (D10 predict's correction):
+     * it held [start, start + old_walltime) and now holds [start, est_end).
+     * Called at a decision point before decide. */
+    void (*job_extended)(void *state, fbf_sched *s, fbf_job_h j, double old_walltime);
     /* Optional: fills up to max counters of the work done so far (what a
      * benchmark reports beside the time it took) and returns how many. */
     size_t (*counters)(const void *state, fbf_policy_counter *out, size_t max);
@@ -66,6 +74,13 @@ int fbf_hvec_push(fbf_hvec *h, fbf_job_h j);
 void fbf_hvec_fini(fbf_hvec *h);
 
 double fbf_sched_now(const fbf_sched *s);
+/* D9's queue order and backfill order (order_api.h; NULL or a NULL key:
+ * submit), whether they are the same, and D10's estimate. A job's
+ * walltime field is already its estimate. */
+const fbf_order_ops *fbf_sched_order(const fbf_sched *s);
+const fbf_order_ops *fbf_sched_backfill_order(const fbf_sched *s);
+bool fbf_sched_same_orders(const fbf_sched *s);
+fbf_estimate fbf_sched_estimate(const fbf_sched *s);
 uint32_t fbf_sched_capacity(const fbf_sched *s);
 uint32_t fbf_sched_free(const fbf_sched *s);
 size_t fbf_sched_nb_waiting(const fbf_sched *s);
@@ -80,7 +95,7 @@ void fbf_sched_foreach_running(fbf_sched *s, void (*fn)(void *ctx, const fbf_job
 const fbf_job *fbf_sched_job(const fbf_sched *s, fbf_job_h j);
 void fbf_sched_set_rsv(fbf_sched *s, fbf_job_h j, double rsv);
 
-/* Walks the waiting queue in D1 order. A job returned by next() may be
+/* Walks the waiting queue in queue order (D9; D1 by default). A job returned by next() may be
  * started (removed) before the following next(); no other removal. */
 typedef struct fbf_sched_iter {
     fbf_job_h *cur; /* one cursor per partition, owned by the engine */
@@ -88,7 +103,7 @@ typedef struct fbf_sched_iter {
 void fbf_sched_iter_init(fbf_sched *s, fbf_sched_iter *it);
 fbf_job_h fbf_sched_iter_next(fbf_sched *s, fbf_sched_iter *it);
 
-/* Every waiting job for which keep(ctx, job) is true, in D1 order, into
+/* Every waiting job for which keep(ctx, job) is true, in queue order, into
  * out (appended). keep runs on the worker threads concurrently: it must
  * only read, and nobody may write what it reads during the scan. */
 typedef bool (*fbf_sched_filter)(const void *ctx, const fbf_job *job);

@@ -101,7 +101,14 @@ static int read_submitted(const ctx *c, const cJSON *d)
     fbf_error inner;
     int rc = fbf_job_json_read(job, "data.job", id->valuestring, false, &e->u.submitted.desc,
                                &inner);
-    return rc < 0 ? within(c, rc, &inner) : 0;
+    if (rc < 0)
+        return within(c, rc, &inner);
+    /* A forwarded delay profile's delay: what --estimate exact reads. */
+    const cJSON *prof = get(d, "profile"), *type = get(prof, "type"), *delay = get(prof, "delay");
+    if (cJSON_IsString(type) && strcmp(type->valuestring, "delay") == 0 &&
+        cJSON_IsNumber(delay))
+        e->u.submitted.desc.delay = delay->valuedouble;
+    return 0;
 }
 
 static int read_completed(const ctx *c, const cJSON *d)

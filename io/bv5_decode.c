@@ -236,7 +236,8 @@ static int read_submitted(const ctx *c, const cJSON *ev)
     e->u.submitted.described = true;
     e->u.submitted.desc = (fbf_job_desc){.res = (int64_t)res->valuedouble,
                                          .walltime = wall ? wall->valuedouble : -1.0,
-                                         .subtime = sub ? sub->valuedouble : NAN};
+                                         .subtime = sub ? sub->valuedouble : NAN,
+                                         .delay = NAN};
     return 0;
 }
 

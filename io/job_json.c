@@ -56,16 +56,32 @@ static bool same_id(const cJSON *jid, const char *id)
 int fbf_job_json_read(const cJSON *job, const char *where, const char *id, bool number_id,
                       fbf_job_desc *out, fbf_error *err)
 {
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(job, "res");
+    /* One walk over the members: this runs for every submission. The
+     * first of a name counts, as cJSON_GetObjectItemCaseSensitive() says. */
+    const cJSON *res = NULL, *wall = NULL, *sub = NULL, *jid = NULL, *prio = NULL, *user = NULL;
+    for (const cJSON *m = job->child; m; m = m->next) {
+        const char *k = m->string;
+        if (!k)
+            continue;
+        const cJSON **slot = NULL;
+        switch (k[0]) {
+        case 'r': slot = strcmp(k, "res") == 0 ? &res : NULL; break;
+        case 'w': slot = strcmp(k, "walltime") == 0 ? &wall : NULL; break;
+        case 's': slot = strcmp(k, "subtime") == 0 ? &sub : NULL; break;
+        case 'i': slot = strcmp(k, "id") == 0 ? &jid : NULL; break;
+        case 'p': slot = strcmp(k, "priority") == 0 ? &prio : NULL; break;
+        case 'u': slot = strcmp(k, "user") == 0 ? &user : NULL; break;
+        default: break;
+        }
+        if (slot && !*slot)
+            *slot = m;
+    }
     if (!fbf_job_json_is_int(res))
         return bad(err, where, "res", "an integer", res);
-    const cJSON *wall = cJSON_GetObjectItemCaseSensitive(job, "walltime");
     if (wall && !cJSON_IsNumber(wall))
         return bad(err, where, "walltime", "a number", wall);
-    const cJSON *sub = cJSON_GetObjectItemCaseSensitive(job, "subtime");
     if (sub && !cJSON_IsNumber(sub))
         return bad(err, where, "subtime", "a number", sub);
-    const cJSON *jid = cJSON_GetObjectItemCaseSensitive(job, "id");
     if (jid && id) {
         if (!cJSON_IsString(jid) && !(number_id && fbf_job_json_is_int(jid)))
             return bad(err, where, "id", "a string", jid);
@@ -82,5 +98,10 @@ int fbf_job_json_read(const cJSON *job, const char *where, const char *id, bool 
     out->res = (int64_t)res->valuedouble;
     out->walltime = cJSON_IsNumber(wall) ? wall->valuedouble : -1.0;
     out->subtime = cJSON_IsNumber(sub) ? sub->valuedouble : NAN;
+    /* D9: a priority that is not a number counts as 0; NaN cannot come
+     * from JSON. */
+    out->priority = cJSON_IsNumber(prio) && !isnan(prio->valuedouble) ? prio->valuedouble : 0;
+    out->user = user && !cJSON_IsNull(user) ? user : NULL;
+    out->delay = NAN;
     return 0;
 }

@@ -5,7 +5,8 @@
  *
  * fbf_job_json_read() checks and reads, each member once: res an integer
  * >= 1 as JSON numbers go (Batsim prints workload integers as integers),
- * walltime and subtime numbers when present, id, when both it and the
+ * walltime and subtime numbers when present, priority and user as they
+ * come (see fbf_job_desc), id, when both it and the
  * expected id are given, a string equal to it, or with number_id a number
  * equal to the part after '!' too (the v2 protocol's store holds the
  * job's number within its workload: 3 for "w0!3"). Errors are -EPROTO
@@ -21,10 +22,18 @@
 
 #include "engine/error.h"
 
-/* res >= 1; walltime -1 for none; subtime NAN for "the event's time". */
+/* res >= 1; walltime -1 for none; subtime NAN for "the event's time".
+ * What orders and estimates read besides (scheduling-semantics.md D9,
+ * D10): priority, the `priority` member when it is a number, else 0;
+ * user, the `user` member (borrowed from the JSON read; NULL when absent
+ * or null); delay, the forwarded delay profile's delay (NAN: none; the
+ * codec fills it, fbf_job_json_read() sets NAN). */
 typedef struct fbf_job_desc {
     int64_t res;
     double walltime, subtime;
+    double priority;
+    const cJSON *user;
+    double delay;
 } fbf_job_desc;
 
 int fbf_job_json_read(const cJSON *job, const char *where, const char *id, bool number_id,

@@ -47,6 +47,15 @@ static void drop_queries(fbf_session *s)
     s->nqueries = 0;
 }
 
+/* The prefetched descriptions' JSON, once no desc points into it. */
+static void drop_docs(fbf_prefetch *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        cJSON_Delete(p->docs[i]);
+        p->docs[i] = NULL;
+    }
+}
+
 void fbf_session_destroy(fbf_session *s)
 {
     if (!s)
@@ -54,9 +63,11 @@ void fbf_session_destroy(fbf_session *s)
     fbf_engine_destroy(s->engine);
     fbf_store_destroy(s->store);
     fbf_session_jsc_fini(s);
+    drop_docs(&s->pre);
     free(s->pre.items);
     free(s->pre.origins);
     free(s->pre.descs);
+    free(s->pre.docs);
     drop_queries(s);
     free(s->queries);
     fbf_decisions_fini(&s->outs);
@@ -84,6 +95,7 @@ int fbf_session_open(fbf_session *s, double now, fbf_error *err)
         return fbf_errorf(err, -EPROTO, "message received after SIMULATION_ENDS");
     fbf_decisions_reset(&s->outs);
     drop_queries(s);
+    drop_docs(&s->pre);
     s->pre.n = s->pre.next = 0;
     if (s->store)
         fbf_store_release(s->store);
@@ -252,7 +264,10 @@ static int prefetch_grow(fbf_prefetch *p)
     fbf_job_desc *d = realloc(p->descs, cap * sizeof *d);
     if (d)
         p->descs = d;
-    if (!it || !o || !d)
+    cJSON **j = realloc(p->docs, cap * sizeof *j);
+    if (j)
+        p->docs = j;
+    if (!it || !o || !d || !j)
         return -ENOMEM;
     p->cap = cap;
     return 0;
@@ -289,8 +304,12 @@ static int take(fbf_session *s, size_t i, fbf_error *err)
                                : fbf_errorf(&inner, -EPROTO, "expected a JSON object (the "
                                             "job's description), got %s",
                                             fbf_job_json_kind(d));
-    cJSON_Delete(d);
-    return rc < 0 ? fbf_errorf(err, rc, "Redis key \"%s\": %s", key, inner.text) : 0;
+    if (rc < 0) {
+        cJSON_Delete(d);
+        return fbf_errorf(err, rc, "Redis key \"%s\": %s", key, inner.text);
+    }
+    s->pre.docs[i] = d; /* the desc's user points into it */
+    return 0;
 }
 
 /* The descriptions of every undescribed submission of ev[0..n), from the
@@ -298,12 +317,14 @@ static int take(fbf_session *s, size_t i, fbf_error *err)
 static int prefetch(fbf_session *s, const fbf_event *ev, size_t n, fbf_error *err)
 {
     fbf_prefetch *p = &s->pre;
+    drop_docs(p);
     p->n = p->next = 0;
     for (size_t i = 0; i < n; i++) {
         if (ev[i].kind != FBF_EV_JOB_SUBMITTED || ev[i].u.submitted.described)
             continue;
         if (p->n == p->cap && prefetch_grow(p) < 0)
             return fbf_errorf(err, -ENOMEM, "out of memory");
+        p->docs[p->n] = NULL;
         p->origins[p->n] = ev[i].origin;
         p->items[p->n++] = (fbf_store_item){.name = ev[i].u.submitted.id};
     }
@@ -336,13 +357,26 @@ static int on_submitted(fbf_session *s, const fbf_event *ev, size_t left, fbf_er
         d = s->pre.descs[s->pre.next++];
     }
     s->jobs_since_query = true;
+    fbf_submission sub = {.id = id,
+                          .subtime = isnan(d.subtime) ? ev->time : d.subtime,
+                          .res = d.res,
+                          .walltime = d.walltime,
+                          .priority = d.priority,
+                          .delay = d.delay};
+    /* D10: users are equal when their JSON values are: their canonical
+     * text, printed only where predict reads it. */
+    char *user = NULL;
+    if (d.user && s->opt.engine.estimate == FBF_ESTIMATE_PREDICT &&
+        !(user = cJSON_PrintUnformatted(d.user)))
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    sub.user = user;
     fbf_error inner;
-    double subtime = isnan(d.subtime) ? ev->time : d.subtime;
-    int rc = fbf_engine_submit(s->engine, id, subtime, d.res, d.walltime, &inner);
+    int rc = fbf_engine_submit_job(s->engine, &sub, &inner);
+    free(user);
     if (rc < 0)
         return fault(s, ev->origin, FBF_FIELD_JOB_ID, fbf_errorf(err, rc, "%s", inner.text));
     if (s->opt.jsc)
-        fbf_jsc_queued(s->opt.jsc, id, d.res, d.walltime, subtime);
+        fbf_jsc_queued(s->opt.jsc, id, d.res, d.walltime, sub.subtime);
     return 0;
 }
 
@@ -370,7 +404,8 @@ static int complete(fbf_session *s, const fbf_event *ev, const char *id, const c
         }
     }
     fbf_error inner;
-    int rc = fbf_engine_complete_job(s->engine, h, &inner);
+    /* D10: a JOB_COMPLETED's run time counts for predict, a kill's not. */
+    int rc = fbf_engine_end_job(s->engine, h, ev->time, ev->kind == FBF_EV_JOB_KILLED, &inner);
     if (rc < 0)
         return fault(s, ev->origin, FBF_FIELD_JOB_ID, fbf_errorf(err, rc, "%s", inner.text));
     if (s->opt.jsc)

@@ -23,6 +23,7 @@ typedef struct fbf_prefetch {
     fbf_store_item *items;
     long *origins;
     fbf_job_desc *descs;
+    cJSON **docs; /* the descriptions read, alive while descs point into them */
     size_t n, next, cap;
 } fbf_prefetch;
 

@@ -5,10 +5,10 @@
  * policies/conservative.c, the shared state in policies/backfill_int.h.
  *
  * Finite k (k = 1 is EASY): every pass recomputes the reservations. The
- * queue is walked in D1 order; each of the first k jobs that cannot start
- * now gets a reservation at its earliest fit in the profile of the running
- * jobs plus the reservations already made in this pass; jobs that fit now
- * start. Past the k-th reservation, a job starts iff it fits now for its
+ * queue is walked in queue order (D9); each of the first k jobs that
+ * cannot start now gets a reservation at its earliest fit in the profile
+ * of the running jobs plus the reservations already made in this pass;
+ * jobs that fit now start. Past the k-th reservation, a job starts iff it fits now for its
  * whole walltime in that profile, which for k = 1 is exactly D6's rule
  * (`now + walltime <= shadow` or `res <= extra`), since free() only grows
  * after now except for the head's reservation. A reserved head of walltime
@@ -17,8 +17,13 @@
  * of the profile at its end.
  *
  * Past the boundary, the plain scan tests every waiting job on the
- * engine's workers (fbf_sched_scan), then re-tests the candidates in order
- * as jobs start: O(N) per pass. The fast path (policies/bf_scan.c) finds
+ * engine's workers (fbf_sched_scan), then re-tests the candidates in the
+ * backfill order (D9) as jobs start: O(N) per pass. When the backfill
+ * order is not the queue order, the scan considers every waiting job that
+ * holds no reservation, in the backfill order: a job reserved in this pass
+ * never fits now (its earliest fit is later, or its res above the free
+ * count, and the scan only lowers both), so the scan simply starts from
+ * the backfill order's head. The fast path (policies/bf_scan.c) finds
  * the same jobs through an index of the waiting queue in
  * O((starts + 1) log N)-ish per pass; see its header for the argument.
  *
@@ -52,13 +57,20 @@ static int bf_create(fbf_sched *s, int64_t depth, void **state, fbf_error *err)
     }
     b->depth = depth;
     b->persistent = depth == FBF_DEPTH_UNLIMITED;
-    b->fast = !force_plain;
-    if (b->fast && b->persistent && !(b->qi = fbf_qindex_create(FBF_QINDEX_RSV))) {
+    b->same_order = fbf_sched_same_orders(s);
+    const fbf_order_ops *qo = fbf_sched_order(s), *bo = fbf_sched_backfill_order(s);
+    /* The indexes hold keys that do not change while a job waits; D10's
+     * repair (conservative under predict) runs on the plain path only. */
+    b->fast = !force_plain &&
+              !(b->persistent ? (qo && qo->dynamic) ||
+                                    fbf_sched_estimate(s) == FBF_ESTIMATE_PREDICT
+                              : bo && bo->dynamic);
+    if (b->fast && b->persistent && !(b->qi = fbf_qindex_create_ordered(FBF_QINDEX_RSV, qo))) {
         fbf_profile_destroy(b->p);
         free(b);
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
     }
-    if (b->fast && !b->persistent && !(b->wq = fbf_bf_windex_create())) {
+    if (b->fast && !b->persistent && !(b->wq = fbf_bf_windex_create(bo))) {
         fbf_profile_destroy(b->p);
         free(b);
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
@@ -146,6 +158,37 @@ static void bf_held(void *state, fbf_sched *s, fbf_job_h h)
         b->arrivals.n = SIZE_MAX; /* reported by the next decide */
 }
 
+/* A waiting job's priority changes (D9): indexes keyed by it let it go
+ * and take it back; its reservation stays. */
+static void bf_rekeyed(void *state, fbf_sched *s, fbf_job_h h, bool done)
+{
+    backfill *b = state;
+    const fbf_job *j = fbf_sched_job(s, h);
+    if (b->wq && !done)
+        fbf_bf_windex_remove(b->wq, s, h);
+    if (b->wq && done && fbf_bf_windex_add(b->wq, s, h) < 0)
+        b->wq_failed = true; /* reported by the next decide */
+    if (!b->fast || !b->persistent)
+        return;
+    if (!done)
+        fbf_bf_index_remove(b, s, h);
+    else if (!isnan(j->rsv) && j->walltime > 0 && fbf_bf_index_add(b, s, h) < 0)
+        b->arrivals.n = SIZE_MAX; /* reported by the next decide */
+}
+
+/* A running job outlived its estimate (D10 predict): it holds its
+ * resources until start + walltime now. */
+static void bf_extended(void *state, fbf_sched *s, fbf_job_h h, double old_walltime)
+{
+    backfill *b = state;
+    const fbf_job *j = fbf_sched_job(s, h);
+    double end = j->start + old_walltime;
+    if (end > j->start && fbf_profile_remove(b->p, j->start, end, j->res) < 0)
+        b->arrivals.n = SIZE_MAX;
+    if (fbf_policy_hold(b->p, j->start, j) < 0)
+        b->arrivals.n = SIZE_MAX;
+}
+
 int fbf_backfill_start_job(backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_reason why,
                            fbf_error *err)
 {
@@ -172,11 +215,29 @@ static int hold_rsv(fbf_profile *p, double t, const fbf_job *j, bool add)
 
 typedef struct keep_ctx {
     const fbf_profile *p;
-    const fbf_job *boundary;
-    bool strict; /* only jobs after the boundary, not the boundary itself */
+    const fbf_order_ops *order; /* the scan's (backfill) order */
+    bool same;                  /* ... which is the queue order: its key is qkey */
+    const fbf_qindex_probe *after; /* only jobs from there on (NULL: all) */
+    bool strict; /* only jobs after it, not the one there */
     double now;
     uint32_t free;
 } keep_ctx;
+
+/* A waiting job's place in the scan's order. */
+static fbf_qindex_probe place_of(const keep_ctx *c, const fbf_job *j)
+{
+    return (fbf_qindex_probe){c->same ? j->qkey : fbf_order_key(c->order, j, c->now),
+                              j->subtime, j->seq};
+}
+
+static int place_cmp(const fbf_qindex_probe *a, const fbf_qindex_probe *b)
+{
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    if (a->subtime != b->subtime)
+        return a->subtime < b->subtime ? -1 : 1;
+    return a->seq < b->seq ? -1 : (a->seq > b->seq);
+}
 
 /* Whether j fits now for its whole walltime. A job of walltime 0 holds
  * nothing over time and delays nobody: it fits iff its resources are free
@@ -192,8 +253,40 @@ static bool fits_now(const fbf_profile *p, double now, uint32_t nb_free, const f
 static bool may_backfill(const void *arg, const fbf_job *j)
 {
     const keep_ctx *c = arg;
-    int o = fbf_job_key_cmp(j, c->boundary);
-    return (o > 0 || (o == 0 && !c->strict)) && fits_now(c->p, c->now, c->free, j);
+    if (c->after) {
+        fbf_qindex_probe x = place_of(c, j);
+        int o = place_cmp(&x, c->after);
+        if (!(o > 0 || (o == 0 && !c->strict)))
+            return false;
+    }
+    return fits_now(c->p, c->now, c->free, j);
+}
+
+typedef struct placed {
+    fbf_qindex_probe at;
+    fbf_job_h h;
+} placed;
+
+static int placed_cmp(const void *x, const void *y)
+{
+    return place_cmp(&((const placed *)x)->at, &((const placed *)y)->at);
+}
+
+/* Puts candidates found in queue order into the backfill order. */
+static int sort_for_scan(const keep_ctx *c, fbf_sched *s, fbf_hvec *v)
+{
+    if (v->n < 2)
+        return 0;
+    placed *t = malloc(v->n * sizeof *t);
+    if (!t)
+        return -ENOMEM;
+    for (size_t i = 0; i < v->n; i++)
+        t[i] = (placed){place_of(c, fbf_sched_job(s, v->v[i])), v->v[i]};
+    qsort(t, v->n, sizeof *t, placed_cmp);
+    for (size_t i = 0; i < v->n; i++)
+        v->v[i] = t[i].h;
+    free(t);
+    return 0;
 }
 
 /* Walks the queue making up to `depth` reservations (kept in b->tmp);
@@ -238,15 +331,19 @@ static void release_phase(backfill *b, fbf_sched *s)
     b->tmp.n = 0;
 }
 
-/* The plain scan: every waiting job from the boundary on (after it when
- * strict) is tested on the workers, then re-tested in order as jobs start. */
-int fbf_backfill_plain_scan(backfill *b, fbf_sched *s, fbf_job_h boundary, bool strict,
-                            fbf_error *err)
+/* The plain scan: every waiting job from `after` on in the backfill order
+ * (after it when strict; NULL: all) is tested on the workers, then
+ * re-tested in that order as jobs start. */
+int fbf_backfill_plain_scan(backfill *b, fbf_sched *s, const fbf_qindex_probe *after,
+                            bool strict, fbf_error *err)
 {
     double now = fbf_sched_now(s);
-    keep_ctx c = {b->p, fbf_sched_job(s, boundary), strict, now, fbf_sched_free(s)};
+    keep_ctx c = {b->p,   fbf_sched_backfill_order(s), b->same_order, after, strict, now,
+                  fbf_sched_free(s)};
     fbf_hvec cand = {0};
     int rc = fbf_sched_scan(s, may_backfill, &c, &cand);
+    if (rc == 0 && !b->same_order)
+        rc = sort_for_scan(&c, s, &cand);
     if (rc < 0)
         fbf_errorf(err, rc, "backfill: out of memory");
     for (size_t i = 0; rc == 0 && i < cand.n; i++) {
@@ -263,9 +360,17 @@ static int decide_finite(backfill *b, fbf_sched *s, fbf_error *err)
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory indexing the queue");
     fbf_job_h boundary;
     int rc = reserve_phase(b, s, true, &boundary, err);
-    if (rc == 0 && boundary != FBF_JOB_NONE)
-        rc = b->wq ? fbf_bf_indexed_scan(b, s, b->tmp.v[b->tmp.n - 1], err)
-                   : fbf_backfill_plain_scan(b, s, boundary, false, err);
+    if (rc == 0 && boundary != FBF_JOB_NONE) {
+        /* Under one order, the scan goes on from the boundary; under two,
+         * from the backfill order's head (see the top of this file). */
+        keep_ctx c = {.same = true};
+        fbf_qindex_probe at = place_of(&c, fbf_sched_job(s, boundary));
+        if (b->wq)
+            rc = fbf_bf_indexed_scan(b, s, b->same_order ? b->tmp.v[b->tmp.n - 1] : FBF_JOB_NONE,
+                                     err);
+        else
+            rc = fbf_backfill_plain_scan(b, s, b->same_order ? &at : NULL, false, err);
+    }
     release_phase(b, s);
     return rc;
 }
@@ -274,7 +379,7 @@ static int bf_decide(void *state, fbf_sched *s, fbf_error *err)
 {
     backfill *b = state;
     if (ensure_profile(b, s) < 0 || (!b->persistent && b->arrivals.n == SIZE_MAX))
-        return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
+        return fbf_errorf(err, -ENOMEM, "backfill: out of memory or a running job's span lost");
     return b->persistent ? fbf_backfill_decide_persistent(b, s, err) : decide_finite(b, s, err);
 }
 
@@ -324,5 +429,7 @@ const fbf_policy_ops fbf_policy_backfill = {
     .decide = bf_decide,
     .estimate = bf_estimate,
     .resources_held = bf_held,
+    .job_rekeyed = bf_rekeyed,
+    .job_extended = bf_extended,
     .counters = bf_counters,
 };

@@ -28,7 +28,7 @@ typedef struct fbf_bf_rsv_item {
 } fbf_bf_rsv_item;
 
 typedef struct fbf_bf_sort_item {
-    double subtime;
+    double key, subtime;
     uint64_t seq;
     fbf_job_h j;
 } fbf_bf_sort_item;
@@ -60,6 +60,7 @@ typedef struct fbf_backfill {
     int64_t depth;
     bool persistent;
     bool fast; /* indexes and caches on; off: the plain D7(a) and D6 loops */
+    bool same_order; /* the backfill order is the queue order (D9) */
     fbf_profile *p;
     fbf_hvec arrivals; /* persistent: submitted since the last pass */
     fbf_hvec tmp;      /* per-pass scratch */
@@ -90,20 +91,22 @@ typedef struct fbf_backfill {
 int fbf_backfill_start_job(fbf_backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_reason why,
                            fbf_error *err);
 
-/* backfill.c: the plain scan from the boundary on (after it when strict). */
-int fbf_backfill_plain_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h boundary, bool strict,
-                            fbf_error *err);
+/* backfill.c: the plain scan, in the backfill order, from the place
+ * `after` on (after it when strict; NULL: from the head). */
+int fbf_backfill_plain_scan(fbf_backfill *b, fbf_sched *s, const fbf_qindex_probe *after,
+                            bool strict, fbf_error *err);
 
 /* bf_scan.c: the waiting jobs indexed for the finite-depth scan. add:
  * -ENOMEM (index unchanged); remove: no-op for a job not indexed; update:
  * after the job's rsv changed. */
-fbf_bf_windex *fbf_bf_windex_create(void);
+fbf_bf_windex *fbf_bf_windex_create(const fbf_order_ops *backfill_order);
 void fbf_bf_windex_destroy(fbf_bf_windex *w);
 int fbf_bf_windex_add(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h);
 void fbf_bf_windex_remove(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h);
 void fbf_bf_windex_update(fbf_bf_windex *w, fbf_sched *s, fbf_job_h h);
-/* Starts, in queue order, every waiting job after `last` that fits now
- * (the plain scan's decisions), through b->wq. */
+/* Starts, in the backfill order, every waiting job after `last` (from the
+ * head: FBF_JOB_NONE) that fits now (the plain scan's decisions), through
+ * b->wq. */
 int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error *err);
 
 /* conservative.c */

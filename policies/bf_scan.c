@@ -9,8 +9,10 @@
  * very call the plain scan makes (fbf_profile_min_free, same IEEE sum
  * now + w). Starting a job only lowers free and the profile, so a job that
  * failed stays failed for the rest of the pass: the jobs started are, in
- * queue order, the first job after the boundary that fits, then the first
- * after that one that fits, and so on. Each is found by searches.
+ * the backfill order (D9; the queue order by default), the first job after
+ * the boundary that fits, then the first after that one that fits, and so
+ * on. Each is found by searches, over trees kept in that order (an order
+ * whose keys change with time has no index: backfill.c scans plainly).
  *
  * Let floor = min free() over [now, inf) (D6's `extra` for EASY: the
  * profile never dips below it) and A = min(free, floor). Every job with
@@ -73,10 +75,11 @@ static atomic_ulong fallbacks;
 
 unsigned long fbf_backfill_plain_fallbacks(void) { return atomic_load(&fallbacks); }
 
-fbf_bf_windex *fbf_bf_windex_create(void)
+fbf_bf_windex *fbf_bf_windex_create(const fbf_order_ops *order)
 {
     fbf_bf_windex *w = calloc(1, sizeof *w);
-    if (!w || !(w->all = fbf_qindex_create(0)) || !(w->byres = fbf_qindex_create(0))) {
+    if (!w || !(w->all = fbf_qindex_create_ordered(0, order)) ||
+        !(w->byres = fbf_qindex_create_ordered(0, order))) {
         fbf_bf_windex_destroy(w);
         return NULL;
     }
@@ -221,7 +224,13 @@ int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error
     while ((size_t)1 << lg < n)
         lg++;
     fit_ctx c = {.p = b->p, .now = fbf_sched_now(s), .budget = n / 8 + 16 * lg};
-    fbf_job_h after = last;
+    /* Where the scan is, kept as a place: the job there has started, and
+     * its record no longer gives every order's key. */
+    fbf_qindex_probe at, *after = NULL;
+    if (last != FBF_JOB_NONE) {
+        at = fbf_qindex_probe_of(w->all, s, last);
+        after = &at;
+    }
     for (;;) {
         c.free = fbf_sched_free(s);
         if (c.free == 0)
@@ -230,15 +239,15 @@ int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error
         c.any = c.floor <= 0 ? 0 : c.floor < c.free ? (uint32_t)c.floor : c.free;
         fbf_job_h best = FBF_JOB_NONE;
         if (c.any > 0)
-            best = fbf_qindex_next(w->all, s, after, small_enough, &c);
+            best = fbf_qindex_next_after(w->all, s, fbf_qindex_root(w->all), after, small_enough,
+                                         &c);
         for (size_t i = lower_bound(w, c.any + 1);
              i < w->n && w->cls[i].res <= c.free && !c.spent; i++) {
             if (!w->cls[i].root)
                 continue;
-            fbf_job_h h = fbf_qindex_next_at(w->byres, s, w->cls[i].root, after, may_fit, &c);
+            fbf_job_h h = fbf_qindex_next_after(w->byres, s, w->cls[i].root, after, may_fit, &c);
             if (h != FBF_JOB_NONE &&
-                (best == FBF_JOB_NONE ||
-                 fbf_job_key_cmp(fbf_sched_job(s, h), fbf_sched_job(s, best)) < 0))
+                (best == FBF_JOB_NONE || fbf_qindex_cmp(w->all, s, h, best) < 0))
                 best = h;
         }
         if (c.spent) { /* too many classes for this queue: finish plainly */
@@ -247,10 +256,11 @@ int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error
         }
         if (best == FBF_JOB_NONE)
             return 0;
+        at = fbf_qindex_probe_of(w->all, s, best);
+        after = &at;
         int rc = fbf_backfill_start_job(b, s, best, FBF_START_BACKFILLED, err);
         if (rc < 0)
             return rc;
-        after = best;
         c.budget += 16 * lg;
     }
 }

@@ -310,12 +310,14 @@ static int place(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
 static int sort_cmp(const void *x, const void *y)
 {
     const fbf_bf_sort_item *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
     if (a->subtime != b->subtime)
         return a->subtime < b->subtime ? -1 : 1;
     return a->seq < b->seq ? -1 : (a->seq > b->seq);
 }
 
-/* Sorts handles into D1 order. */
+/* Sorts handles into queue order (fbf_job_key_cmp). */
 static int sort_queue_order(fbf_backfill *b, fbf_sched *s, fbf_hvec *v)
 {
     if (v->n < 2)
@@ -329,7 +331,7 @@ static int sort_queue_order(fbf_backfill *b, fbf_sched *s, fbf_hvec *v)
     }
     for (size_t i = 0; i < v->n; i++) {
         const fbf_job *j = fbf_sched_job(s, v->v[i]);
-        b->sorted[i] = (fbf_bf_sort_item){j->subtime, j->seq, v->v[i]};
+        b->sorted[i] = (fbf_bf_sort_item){j->qkey, j->subtime, j->seq, v->v[i]};
     }
     qsort(b->sorted, v->n, sizeof *b->sorted, sort_cmp);
     for (size_t i = 0; i < v->n; i++)
@@ -356,7 +358,16 @@ static int collect_due(fbf_backfill *b, fbf_sched *s, double now)
             return -ENOMEM;
         heap_pop(b);
     }
-    return sort_queue_order(b, s, &b->tmp);
+    if (sort_queue_order(b, s, &b->tmp) < 0)
+        return -ENOMEM;
+    /* A reservation D10's repair moved later and compression brought back
+     * has two live entries. */
+    size_t k = 0;
+    for (size_t i = 0; i < b->tmp.n; i++)
+        if (k == 0 || b->tmp.v[k - 1] != b->tmp.v[i])
+            b->tmp.v[k++] = b->tmp.v[i];
+    b->tmp.n = k;
+    return 0;
 }
 
 /* The earliest live reservation, INFINITY if none. */
@@ -409,12 +420,42 @@ static fbf_start_reason reason_for(fbf_sched *s, fbf_job_h h, bool placed_before
     return fbf_sched_iter_next(s, &it) == h ? FBF_START_HEAD : FBF_START_BACKFILLED;
 }
 
+/*
+ * D10's repair, under predict (plain path only): running jobs that
+ * outlived their estimate now hold their resources longer, so every
+ * reservation that has passed or no longer fits, in queue order, goes to
+ * its earliest fit, later if need be.
+ */
+static int repair(fbf_backfill *b, fbf_sched *s, fbf_error *err)
+{
+    double now = fbf_sched_now(s);
+    fbf_sched_iter it;
+    fbf_sched_iter_init(s, &it);
+    for (fbf_job_h h; (h = fbf_sched_iter_next(s, &it)) != FBF_JOB_NONE;) {
+        const fbf_job *j = fbf_sched_job(s, h);
+        double rsv = j->rsv;
+        if (!(j->walltime > 0) || isnan(rsv))
+            continue;
+        if (fbf_policy_release(b->p, rsv, j) < 0)
+            return fbf_errorf(err, -EPROTO, "conservative: reservation of job %s lost", j->id);
+        double t = rsv;
+        if (rsv < now || fbf_profile_min_free(b->p, rsv, j->walltime) < (int64_t)j->res)
+            t = fbf_profile_earliest(b->p, now, j->res, j->walltime);
+        if (fbf_policy_hold(b->p, t, j) < 0 || (t != rsv && fbf_bf_due_note(b, t, h) < 0))
+            return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
+        fbf_sched_set_rsv(s, h, t);
+    }
+    return 0;
+}
+
 int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err)
 {
     double now = fbf_sched_now(s);
     int rc;
     if (b->arrivals.n == SIZE_MAX)
         return fbf_errorf(err, -ENOMEM, "conservative: out of memory recording arrivals");
+    if (fbf_sched_estimate(s) == FBF_ESTIMATE_PREDICT && (rc = repair(b, s, err)) < 0)
+        return rc;
     if (fbf_sched_any_ended(s) && (rc = fbf_bf_compress(b, s, err)) < 0) /* (a) */
         return rc;
 

@@ -1,8 +1,8 @@
 /*
  * qindex: treap over queue order with subtree aggregates (see qindex.h).
  *
- * Invariants: in-order traversal is strictly increasing in
- * fbf_job_key_cmp; heap order on prio (parent >= child); for every node,
+ * Invariants: in-order traversal is strictly increasing in the index's
+ * order (key, then D1); heap order on prio (parent >= child); for every node,
  * agg = combination of its own job's values and its children's agg; nil
  * (slot 0) holds the neutral aggregate and is never written after create.
  * A slot's prio is 0 exactly when its handle is not indexed (priorities
@@ -10,8 +10,11 @@
  * reproducible. The reservation aggregates live in a parallel array,
  * allocated only for a qindex created with FBF_QINDEX_RSV: a node without
  * them is 32 bytes, not 48, and an index holds one per handle. A node keeps
- * no seq: the second half of the key is the slot's handle (jobs.h: a
- * job's seq is its handle).
+ * no seq: the last part of the key is the slot's handle (jobs.h: a job's
+ * seq is its handle). Under D1 the key a node copies is the subtime
+ * itself; under another order it is the order's key, and the subtimes
+ * that break its ties live in a parallel array (8 bytes a slot, allocated
+ * only then): a tie then costs no read of a job record.
  * Groups (the _at functions) are further trees over the same node array,
  * rooted where the caller says; a node belongs to one tree at a time.
  */
@@ -26,7 +29,7 @@ typedef struct qnode {
     uint32_t l, r, prio;
     uint32_t min_res; /* subtree aggregates ... */
     double min_wall;
-    double subtime; /* the job's key, copied: descents touch no job record */
+    double key; /* the job's key, copied: descents touch no job record */
 } qnode;
 
 typedef struct qrsv {
@@ -34,8 +37,10 @@ typedef struct qrsv {
 } qrsv;
 
 struct fbf_qindex {
+    const fbf_order_ops *ord; /* NULL: D1 */
     qnode *n;   /* slot h + 1 for handle h */
     qrsv *rsv;  /* the same slots; NULL without FBF_QINDEX_RSV */
+    double *sub; /* the same slots: subtimes, for an order other than D1 */
     size_t cap;
     uint32_t root;
     size_t count;
@@ -108,26 +113,60 @@ static void pull(fbf_qindex *q, fbf_sched *s, uint32_t x)
     set_agg(q, x, &a);
 }
 
-static int cmp(const fbf_qindex *q, uint32_t x, const fbf_job *k)
+fbf_qindex_probe fbf_qindex_probe_of(const fbf_qindex *q, fbf_sched *s, fbf_job_h h)
+{
+    const fbf_job *j = fbf_sched_job(s, h);
+    return (fbf_qindex_probe){q->ord ? q->ord->key(j, 0) : j->subtime, j->subtime, j->seq};
+}
+
+/* Node x against probe k. */
+static int cmp(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_qindex_probe *k)
 {
     const qnode *n = &q->n[x];
-    if (n->subtime < k->subtime)
+    if (n->key < k->key)
         return -1;
-    if (n->subtime > k->subtime)
+    if (n->key > k->key)
         return 1;
+    if (q->ord) {
+        double st = q->sub[x];
+        if (st != k->subtime)
+            return st < k->subtime ? -1 : 1;
+    }
     uint64_t seq = x - 1u;
     return seq < k->seq ? -1 : (seq > k->seq);
 }
 
-fbf_qindex *fbf_qindex_create(unsigned flags)
+/* The probe of indexed node x, from its stored key: its job's record may
+ * no longer give the same key (a started job's priority is gone). */
+static fbf_qindex_probe node_probe(const fbf_qindex *q, fbf_sched *s, uint32_t x)
+{
+    double key = q->n[x].key;
+    return (fbf_qindex_probe){key, q->sub ? q->sub[x] : key, x - 1u};
+}
+
+int fbf_qindex_cmp(const fbf_qindex *q, fbf_sched *s, fbf_job_h a, fbf_job_h b)
+{
+    fbf_qindex_probe x = fbf_qindex_probe_of(q, s, a), y = fbf_qindex_probe_of(q, s, b);
+    if (x.key != y.key)
+        return x.key < y.key ? -1 : 1;
+    if (x.subtime != y.subtime)
+        return x.subtime < y.subtime ? -1 : 1;
+    return x.seq < y.seq ? -1 : (x.seq > y.seq);
+}
+
+fbf_qindex *fbf_qindex_create(unsigned flags) { return fbf_qindex_create_ordered(flags, NULL); }
+
+fbf_qindex *fbf_qindex_create_ordered(unsigned flags, const fbf_order_ops *ord)
 {
     fbf_qindex *q = calloc(1, sizeof *q);
     if (!q || !(q->n = calloc(1024, sizeof *q->n)) ||
-        ((flags & FBF_QINDEX_RSV) && !(q->rsv = calloc(1024, sizeof *q->rsv)))) {
+        ((flags & FBF_QINDEX_RSV) && !(q->rsv = calloc(1024, sizeof *q->rsv))) ||
+        (!fbf_order_is_submit(ord) && !(q->sub = calloc(1024, sizeof *q->sub)))) {
         fbf_qindex_destroy(q);
         return NULL;
     }
     q->cap = 1024;
+    q->ord = fbf_order_is_submit(ord) ? NULL : ord;
     set_agg(q, 0, &neutral);
     q->rng = 0x2545f4914f6cdd1dull;
     return q;
@@ -139,6 +178,7 @@ void fbf_qindex_destroy(fbf_qindex *q)
         return;
     free(q->n);
     free(q->rsv);
+    free(q->sub);
     free(q);
 }
 
@@ -154,14 +194,14 @@ static int grow(void **v, size_t size, size_t old, size_t cap)
 }
 
 /* Splits x into keys < k (*l) and keys > k (*r); k itself is not in x. */
-static void split(fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_job *k, uint32_t *l,
-                  uint32_t *r)
+static void split(fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_qindex_probe *k,
+                  uint32_t *l, uint32_t *r)
 {
     if (!x) {
         *l = *r = 0;
         return;
     }
-    if (cmp(q, x, k) < 0) {
+    if (cmp(q, s, x, k) < 0) {
         split(q, s, q->n[x].r, k, &q->n[x].r, r);
         *l = x;
     } else {
@@ -190,8 +230,8 @@ static uint32_t merge(fbf_qindex *q, fbf_sched *s, uint32_t a, uint32_t b)
 /* Inserts x below t: descends while priorities are higher, then splits.
  * The subtrees above x only gain x: their aggregates absorb x's own
  * values (xa) without reading their jobs again. */
-static uint32_t insert(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, const fbf_job *k,
-                       const fbf_qagg *xa)
+static uint32_t insert(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x,
+                       const fbf_qindex_probe *k, const fbf_qagg *xa)
 {
     if (!t)
         return x;
@@ -200,7 +240,7 @@ static uint32_t insert(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, cons
         pull(q, s, x);
         return x;
     }
-    if (cmp(q, t, k) < 0)
+    if (cmp(q, s, t, k) < 0)
         q->n[t].r = insert(q, s, q->n[t].r, x, k, xa);
     else
         q->n[t].l = insert(q, s, q->n[t].l, x, k, xa);
@@ -218,16 +258,19 @@ int fbf_qindex_insert_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h 
         /* Both arrays first, then the capacity: a failure leaves the
          * index as it was (a grown array is merely larger). */
         if (grow((void **)&q->n, sizeof *q->n, q->cap, cap) < 0 ||
-            (q->rsv && grow((void **)&q->rsv, sizeof *q->rsv, q->cap, cap) < 0))
+            (q->rsv && grow((void **)&q->rsv, sizeof *q->rsv, q->cap, cap) < 0) ||
+            (q->sub && grow((void **)&q->sub, sizeof *q->sub, q->cap, cap) < 0))
             return -ENOMEM;
         q->cap = cap;
     }
     uint32_t x = h + 1;
-    const fbf_job *j = fbf_sched_job(s, h);
-    q->n[x] = (qnode){.prio = next_prio(q), .subtime = j->subtime};
+    fbf_qindex_probe k = fbf_qindex_probe_of(q, s, h);
+    q->n[x] = (qnode){.prio = next_prio(q), .key = k.key};
+    if (q->sub)
+        q->sub[x] = k.subtime;
     fbf_qagg xa = own(s, x);
     set_agg(q, x, &xa);
-    *root = insert(q, s, *root, x, j, &xa);
+    *root = insert(q, s, *root, x, &k, &xa);
     q->count++;
     return 0;
 }
@@ -238,11 +281,11 @@ int fbf_qindex_insert(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
 }
 
 static uint32_t remove_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x,
-                           const fbf_job *k)
+                           const fbf_qindex_probe *k)
 {
     if (t == x)
         return merge(q, s, q->n[x].l, q->n[x].r);
-    if (cmp(q, t, k) < 0)
+    if (cmp(q, s, t, k) < 0)
         q->n[t].r = remove_rec(q, s, q->n[t].r, x, k);
     else
         q->n[t].l = remove_rec(q, s, q->n[t].l, x, k);
@@ -254,15 +297,17 @@ void fbf_qindex_remove_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h
 {
     if (!fbf_qindex_contains(q, h))
         return;
-    *root = remove_rec(q, s, *root, h + 1, fbf_sched_job(s, h));
+    fbf_qindex_probe k = node_probe(q, s, h + 1);
+    *root = remove_rec(q, s, *root, h + 1, &k);
     q->n[h + 1].prio = 0;
     q->count--;
 }
 
-static void update_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x, const fbf_job *k)
+static void update_rec(fbf_qindex *q, fbf_sched *s, uint32_t t, uint32_t x,
+                       const fbf_qindex_probe *k)
 {
     if (t != x) {
-        if (cmp(q, t, k) < 0)
+        if (cmp(q, s, t, k) < 0)
             update_rec(q, s, q->n[t].r, x, k);
         else
             update_rec(q, s, q->n[t].l, x, k);
@@ -277,8 +322,10 @@ void fbf_qindex_remove(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
 
 void fbf_qindex_update_at(fbf_qindex *q, fbf_sched *s, uint32_t root, fbf_job_h h)
 {
-    if (fbf_qindex_contains(q, h))
-        update_rec(q, s, root, h + 1, fbf_sched_job(s, h));
+    if (fbf_qindex_contains(q, h)) {
+        fbf_qindex_probe k = node_probe(q, s, h + 1);
+        update_rec(q, s, root, h + 1, &k);
+    }
 }
 
 void fbf_qindex_update(fbf_qindex *q, fbf_sched *s, fbf_job_h h)
@@ -295,9 +342,12 @@ size_t fbf_qindex_count(const fbf_qindex *q) { return q->count; }
 
 fbf_qagg fbf_qindex_all(const fbf_qindex *q) { return agg_of(q, q->root); }
 
+uint32_t fbf_qindex_root(const fbf_qindex *q) { return q->root; }
+
 size_t fbf_qindex_bytes(const fbf_qindex *q)
 {
-    return sizeof *q + q->cap * (sizeof *q->n + (q->rsv ? sizeof *q->rsv : 0));
+    return sizeof *q + q->cap * (sizeof *q->n + (q->rsv ? sizeof *q->rsv : 0) +
+                                 (q->sub ? sizeof *q->sub : 0));
 }
 
 /* First job of subtree x in key order satisfying pred. Recursion depth is
@@ -326,11 +376,11 @@ static uint32_t find(const fbf_qindex *q, fbf_sched *s, uint32_t x, fbf_qindex_p
  * their aggregates pass nearly always (97% of those tests in compression
  * passes at 1e5 jobs), and what lies after k is tested on the way back,
  * each right subtree once, at no loss of pruning for a monotone pred. */
-static uint32_t find_after(const fbf_qindex *q, fbf_sched *s, uint32_t x, const fbf_job *k,
-                           fbf_qindex_pred pred, void *ctx)
+static uint32_t find_after(const fbf_qindex *q, fbf_sched *s, uint32_t x,
+                           const fbf_qindex_probe *k, fbf_qindex_pred pred, void *ctx)
 {
     const qnode *n = q->n;
-    while (x && cmp(q, x, k) <= 0)
+    while (x && cmp(q, s, x, k) <= 0)
         x = n[x].r;
     if (!x)
         return 0;
@@ -343,12 +393,20 @@ static uint32_t find_after(const fbf_qindex *q, fbf_sched *s, uint32_t x, const 
     return find(q, s, n[x].r, pred, ctx);
 }
 
+fbf_job_h fbf_qindex_next_after(const fbf_qindex *q, fbf_sched *s, uint32_t root,
+                                const fbf_qindex_probe *after, fbf_qindex_pred pred, void *ctx)
+{
+    uint32_t x = after ? find_after(q, s, root, after, pred, ctx) : find(q, s, root, pred, ctx);
+    return x ? x - 1 : FBF_JOB_NONE;
+}
+
 fbf_job_h fbf_qindex_next_at(const fbf_qindex *q, fbf_sched *s, uint32_t root,
                              fbf_job_h after, fbf_qindex_pred pred, void *ctx)
 {
-    const fbf_job *k = after == FBF_JOB_NONE ? NULL : fbf_sched_job(s, after);
-    uint32_t x = k ? find_after(q, s, root, k, pred, ctx) : find(q, s, root, pred, ctx);
-    return x ? x - 1 : FBF_JOB_NONE;
+    if (after == FBF_JOB_NONE)
+        return fbf_qindex_next_after(q, s, root, NULL, pred, ctx);
+    fbf_qindex_probe k = fbf_qindex_probe_of(q, s, after);
+    return fbf_qindex_next_after(q, s, root, &k, pred, ctx);
 }
 
 fbf_job_h fbf_qindex_next(const fbf_qindex *q, fbf_sched *s, fbf_job_h after,

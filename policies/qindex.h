@@ -1,9 +1,11 @@
 /*
- * qindex: an index over waiting jobs in queue order (D1), for policies that
- * must find "the next job after J that could possibly do X" without
- * visiting every waiting job.
+ * qindex: an index over waiting jobs in an order (D1, or an order of D9
+ * whose keys do not change while a job waits), for policies that must
+ * find "the next job after J that could possibly do X" without visiting
+ * every waiting job.
  *
- * A treap keyed by (subtime, seq), one node per indexed job, addressed by
+ * A treap keyed by (key, subtime, seq), one node per indexed job (the key
+ * is the subtime itself under D1), addressed by
  * the job's handle (slot h + 1; slot 0 is nil): the slots cover every
  * handle up to the largest indexed, 32 bytes each (48 with reservations).
  * Each subtree keeps the minimum res and walltime and, when asked for, the
@@ -16,8 +18,9 @@
  * search.
  *
  * The job records are read through fbf_sched_job(): a job's key must not
- * change while indexed, and after its res/walltime/rsv change the caller
- * calls fbf_qindex_update(). Ownership: _create/_destroy; single thread.
+ * change while indexed (its node keeps a copy, by which it is removed),
+ * and after its res/walltime/rsv change the caller calls
+ * fbf_qindex_update(). Ownership: _create/_destroy; single thread.
  */
 #ifndef FBF_QINDEX_H
 #define FBF_QINDEX_H
@@ -26,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/order_api.h"
 #include "engine/policy_api.h"
 
 typedef struct fbf_qindex fbf_qindex;
@@ -47,7 +51,9 @@ typedef bool (*fbf_qindex_pred)(void *ctx, const fbf_qagg *agg);
  * predicate must not look at them. */
 #define FBF_QINDEX_RSV 1u
 
+/* An index in D1 order, and one in the order ord (NULL: D1; not dynamic). */
 fbf_qindex *fbf_qindex_create(unsigned flags);
+fbf_qindex *fbf_qindex_create_ordered(unsigned flags, const fbf_order_ops *ord);
 void fbf_qindex_destroy(fbf_qindex *q);
 
 /* -ENOMEM; the job must not be indexed yet. */
@@ -59,8 +65,19 @@ bool fbf_qindex_contains(const fbf_qindex *q, fbf_job_h h);
 size_t fbf_qindex_count(const fbf_qindex *q);
 /* Aggregates of all indexed jobs (min_res UINT32_MAX when empty). */
 fbf_qagg fbf_qindex_all(const fbf_qindex *q);
+/* The root of the qindex's own tree, for the _after and _at functions. */
+uint32_t fbf_qindex_root(const fbf_qindex *q);
 
-/* The first indexed job after `after` in queue order (from the head if
+/* A job's place in the index's order, taken while it waits; -1, 0, 1 as
+ * a is before, at or after b in it. */
+typedef struct fbf_qindex_probe {
+    double key, subtime;
+    uint64_t seq;
+} fbf_qindex_probe;
+fbf_qindex_probe fbf_qindex_probe_of(const fbf_qindex *q, fbf_sched *s, fbf_job_h h);
+int fbf_qindex_cmp(const fbf_qindex *q, fbf_sched *s, fbf_job_h a, fbf_job_h b);
+
+/* The first indexed job after `after` in the index's order (from the head if
  * FBF_JOB_NONE; `after` need not be indexed) whose own values satisfy
  * pred, or FBF_JOB_NONE. */
 fbf_job_h fbf_qindex_next(const fbf_qindex *q, fbf_sched *s, fbf_job_h after,
@@ -75,6 +92,9 @@ void fbf_qindex_remove_at(fbf_qindex *q, fbf_sched *s, uint32_t *root, fbf_job_h
 void fbf_qindex_update_at(fbf_qindex *q, fbf_sched *s, uint32_t root, fbf_job_h h);
 fbf_job_h fbf_qindex_next_at(const fbf_qindex *q, fbf_sched *s, uint32_t root,
                              fbf_job_h after, fbf_qindex_pred pred, void *ctx);
+/* The same after a place (NULL: from the head), for a job gone since. */
+fbf_job_h fbf_qindex_next_after(const fbf_qindex *q, fbf_sched *s, uint32_t root,
+                                const fbf_qindex_probe *after, fbf_qindex_pred pred, void *ctx);
 
 /* Bytes held (for memory accounting). */
 size_t fbf_qindex_bytes(const fbf_qindex *q);

@@ -164,6 +164,12 @@ static void test_library_exports_and_init(void **state)
     assert_int_equal(init(&e, "{\"workers\":0}", &flags), 1);
     assert_int_equal(init(&e, "{\"policy\":\"fcfs\",\"reservation_depth\":2}", &flags), 1);
     assert_int_equal(init(&e, "not json", &flags), 1);
+    assert_int_equal(init(&e, "{\"order\":\"fifo\"}", &flags), 1);
+    assert_int_equal(init(&e, "{\"backfill_order\":1}", &flags), 1);
+    assert_int_equal(init(&e, "{\"estimate\":\"oracle\"}", &flags), 1);
+    assert_int_equal(init(&e, "{\"policy\":\"easy\",\"order\":\"priority\","
+                              "\"backfill_order\":\"sjf\",\"estimate\":\"predict\"}", &flags), 0);
+    assert_int_equal(e.deinit(), 0);
     assert_int_equal(init(&e, "{\"policy\":\"conservative\",\"reservation_depth\":4,"
                               "\"workers\":2,\"format\":\"json\"}", &flags), 0);
     assert_int_equal(flags, 0x2);

@@ -103,15 +103,15 @@ static size_t narrow_long_wide_short(ref_job *jobs, uint32_t *nb)
 {
     *nb = 64;
     size_t n = 0;
-    jobs[n++] = (ref_job){0, 0, 60, 100, 100};
-    jobs[n++] = (ref_job){0, 0, 64, 10, 10};
+    jobs[n++] = (ref_job)REF_JOB(0, 0, 60, 100, 100);
+    jobs[n++] = (ref_job)REF_JOB(0, 0, 64, 10, 10);
     for (size_t i = 0; n < MAX_JOBS; i++) {
         if (i % 300 == 299)
-            jobs[n++] = (ref_job){1, 1, 2, 50, 30};
+            jobs[n++] = (ref_job)REF_JOB(1, 1, 2, 50, 30);
         else if (i % 2)
-            jobs[n++] = (ref_job){1, 1, 1, 1000, 500};
+            jobs[n++] = (ref_job)REF_JOB(1, 1, 1, 1000, 500);
         else
-            jobs[n++] = (ref_job){1, 1, 5, 10, 10};
+            jobs[n++] = (ref_job)REF_JOB(1, 1, 5, 10, 10);
     }
     return n;
 }
@@ -124,13 +124,13 @@ static size_t many_sizes(ref_job *jobs, uint32_t *nb)
 {
     *nb = 256;
     size_t n = 0;
-    jobs[n++] = (ref_job){0, 0, 6, 100, 100};
-    jobs[n++] = (ref_job){0, 0, 256, 10, 10};
+    jobs[n++] = (ref_job)REF_JOB(0, 0, 6, 100, 100);
+    jobs[n++] = (ref_job)REF_JOB(0, 0, 256, 10, 10);
     for (size_t i = 0; n < MAX_JOBS; i++) {
         if (i % 50 == 49)
-            jobs[n++] = (ref_job){1, 1, 1, 20, 20};
+            jobs[n++] = (ref_job)REF_JOB(1, 1, 1, 20, 20);
         else
-            jobs[n++] = (ref_job){1, 1, 1 + (int64_t)(i % 250), 1000, 400};
+            jobs[n++] = (ref_job)REF_JOB(1, 1, 1 + (int64_t)(i % 250), 1000, 400);
     }
     return n;
 }

@@ -262,12 +262,15 @@ static void test_engine_errors(void **state)
     fbf_error err;
     const fbf_policy_entry *pe = fbf_policy_lookup("easy");
     assert_null(fbf_policy_lookup("nope"));
+#define C(p, d, w, k, m) {p, d, w, k, m, NULL, NULL, FBF_ESTIMATE_WALLTIME}
     fbf_engine_config bad[] = {
-        {NULL, 1, 1, 0, 0},        {pe->ops, 1, 0, 0, 0},     {pe->ops, 0, 1, 0, 0},
-        {pe->ops, 1, 257, 0, 0},   {pe->ops, 1, 1, -1, 0},    {pe->ops, 1, 1, NAN, 0},
-        {pe->ops, 1, 1, INFINITY, 0}, {pe->ops, 1, 1, 0, -1}, {pe->ops, 1, 1, 0, NAN},
-        {pe->ops, 1, 1, 0, INFINITY}};
-    for (int k = 0; k < 10; k++)
+        C(NULL, 1, 1, 0, 0),        C(pe->ops, 1, 0, 0, 0),     C(pe->ops, 0, 1, 0, 0),
+        C(pe->ops, 1, 257, 0, 0),   C(pe->ops, 1, 1, -1, 0),    C(pe->ops, 1, 1, NAN, 0),
+        C(pe->ops, 1, 1, INFINITY, 0), C(pe->ops, 1, 1, 0, -1), C(pe->ops, 1, 1, 0, NAN),
+        C(pe->ops, 1, 1, 0, INFINITY),
+        {pe->ops, 1, 1, 0, 0, NULL, NULL, (fbf_estimate)3}};
+#undef C
+    for (int k = 0; k < 11; k++)
         assert_null(fbf_engine_create(&bad[k], &err));
     fbf_engine_destroy(NULL);
     fbf_engine *e = mk_engine("fcfs", 2, NULL);

@@ -118,7 +118,7 @@ static void check_rsv_hook(void *arg, fbf_engine *e, double now)
 
 /* A res 2 wall 10; B res 4 wall 5; C res 2 wall 5; D res 1 wall 20. */
 static const ref_job worked[] = {
-    {0, 0, 2, 10, 10}, {0, 0, 4, 5, 5}, {0, 0, 2, 5, 5}, {0, 0, 1, 20, 20}};
+    REF_JOB(0, 0, 2, 10, 10), REF_JOB(0, 0, 4, 5, 5), REF_JOB(0, 0, 2, 5, 5), REF_JOB(0, 0, 1, 20, 20)};
 
 /* Start times and allocations exactly as the spec writes them, and the
  * reservations after the decision points at 0, 5 and 10. */
@@ -254,7 +254,7 @@ static void test_compression_example(void **state)
     fbf_engine_destroy(e);
 
     /* The same as a simulated workload: R1 runs 2 of its 10. */
-    static const ref_job wl[] = {{0, 0, 1, 10, 2}, {0, 0, 1, 4, 4}, {0, 0, 2, 5, 5}, {0, 0, 1, 4, 4}};
+    static const ref_job wl[] = {REF_JOB(0, 0, 1, 10, 2), REF_JOB(0, 0, 1, 4, 4), REF_JOB(0, 0, 2, 5, 5), REF_JOB(0, 0, 1, 4, 4)};
     static const double cs[] = {0, 0, 6, 2};
     static const char *const ca[] = {"0", "1", "0-1", "0"};
     static const rsv_check rc[] = {{0, 2, 10}, {0, 3, 4}, {2, 2, 8}, {4, 2, 6}};
@@ -267,7 +267,7 @@ static void test_compression_example(void **state)
 
 /* A res 1 wall 10; Z3 res 2 wall 0; B res 2 wall 5; Z res 1 wall 0 (2 res). */
 static const ref_job zero_wl[] = {
-    {0, 0, 1, 10, 10}, {0, 0, 2, 0, 0}, {0, 0, 2, 5, 5}, {0, 0, 1, 0, 0}};
+    REF_JOB(0, 0, 1, 10, 10), REF_JOB(0, 0, 2, 0, 0), REF_JOB(0, 0, 2, 5, 5), REF_JOB(0, 0, 1, 0, 0)};
 
 static void test_zero_walltime(void **state)
 {
@@ -296,7 +296,7 @@ static void test_zero_walltime(void **state)
 static void test_easy_shadow_now(void **state)
 {
     (void)state;
-    static const ref_job wl[] = {{0, 0, 1, 0, 0}, {0, 0, 2, 5, 5}, {0, 0, 1, 0, 0}};
+    static const ref_job wl[] = {REF_JOB(0, 0, 1, 0, 0), REF_JOB(0, 0, 2, 5, 5), REF_JOB(0, 0, 1, 0, 0)};
     static const double es[] = {0, 0, 0};
     static const char *const ea[] = {"0", "0-1", "1"};
     check_run("easy", 0, 2, wl, 3, es, ea, NULL, NULL);
@@ -414,7 +414,7 @@ static void test_depth2_vs_easy(void **state)
 {
     (void)state;
     static const ref_job wl[] = {
-        {0, 0, 5, 10, 10}, {0, 0, 3, 10, 10}, {0, 0, 3, 10, 10}, {0, 0, 2, 12, 12}};
+        REF_JOB(0, 0, 5, 10, 10), REF_JOB(0, 0, 3, 10, 10), REF_JOB(0, 0, 3, 10, 10), REF_JOB(0, 0, 2, 12, 12)};
     static const double es[] = {0, 10, 12, 0};
     static const char *const ea[] = {"0-4", "0-2", "3-5", "5-6"};
     check_run("easy", 0, 7, wl, 4, es, ea, NULL, NULL);
@@ -431,8 +431,8 @@ static void test_depth2_vs_easy(void **state)
 static void test_depth2_vs_conservative(void **state)
 {
     (void)state;
-    static const ref_job wl[] = {{0, 0, 2, 10, 10}, {0, 0, 1, 5, 5},  {0, 0, 4, 10, 10},
-                                 {0, 0, 4, 10, 10}, {0, 0, 2, 5, 5}, {0, 0, 1, 8, 8}};
+    static const ref_job wl[] = {REF_JOB(0, 0, 2, 10, 10), REF_JOB(0, 0, 1, 5, 5),  REF_JOB(0, 0, 4, 10, 10),
+                                 REF_JOB(0, 0, 4, 10, 10), REF_JOB(0, 0, 2, 5, 5), REF_JOB(0, 0, 1, 8, 8)};
     static const double es[] = {0, 0, 10, 20, 30, 0};
     static const char *const ea[] = {"0-1", "2", "0-3", "0-3", "0-1", "3"};
     check_run("easy", 0, 4, wl, 6, es, ea, NULL, NULL);

@@ -33,12 +33,14 @@
 #include "tools/lib/counters.h"
 #include "tools/lib/edc_init.h"
 #include "tools/lib/memstat.h"
+#include "tools/lib/sched_choice.h"
 #include "tools/lib/workload.h"
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: fastbf [--policy NAME] [--reservation-depth K]\n"
+            "usage: fastbf [--policy NAME] [--reservation-depth K] [--order NAME]\n"
+            "              [--backfill-order NAME] [--estimate NAME] [--preset easy++]\n"
             "              [--protocol batsim4|batsim5] [--endpoint URL] [--allow-remote]\n"
             "              [--protocol batsim2 --socket PATH [--redis-host H]\n"
             "               [--redis-port P]] [--max-message BYTES]\n"
@@ -63,7 +65,9 @@ static void usage(FILE *out)
     fprintf(out,
             "  --reservation-depth K    backfilling: how many waiting jobs hold a reservation\n"
             "                           (easy: 1, conservative: unlimited; K >= 1 or\n"
-            "                           'unlimited')\n"
+            "                           'unlimited')\n");
+    fbf_sched_choice_usage(out, 2);
+    fprintf(out,
             "  --protocol NAME          batsim4 (default), batsim5 (an External Decision\n"
             "                           Component process: Batsim's init string, a JSON\n"
             "                           object of these options under their names with '_'\n"
@@ -214,6 +218,10 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"policy", required_argument, NULL, 'p'},
         {"reservation-depth", required_argument, NULL, 'd'},
+        {"order", required_argument, NULL, 'O'},
+        {"backfill-order", required_argument, NULL, 'B'},
+        {"estimate", required_argument, NULL, 'Y'},
+        {"preset", required_argument, NULL, 'Z'},
         {"endpoint", required_argument, NULL, 'e'},
         {"workers", required_argument, NULL, 'w'},
         {"verbose", no_argument, NULL, 'v'},
@@ -244,6 +252,7 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *policy = "easy", *endpoint = FBF_ZMQ_DEFAULT_ENDPOINT, *depth_arg = NULL;
+    fbf_sched_choice choice = {0};
     long long workers = 1, depth = 0;
     bool verbose = false, tag_starts = false, stats = false, skip_short = false;
     double kill_after = 0, pause = 0, max_wait = 0;
@@ -261,7 +270,11 @@ int main(int argc, char **argv)
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, ":", opts, NULL)) != -1;) {
         switch (c) {
-        case 'p': policy = optarg; break;
+        case 'p': policy = choice.policy = optarg; break;
+        case 'O': choice.order = optarg; break;
+        case 'B': choice.backfill_order = optarg; break;
+        case 'Y': choice.estimate = optarg; break;
+        case 'Z': choice.preset = optarg; break;
         case 'd': depth_arg = optarg; break;
         case 'e': endpoint = optarg; endpoint_given = true; break;
         case 'X': protocol = optarg; break;
@@ -404,6 +417,9 @@ int main(int argc, char **argv)
 
     if (power_set && power.sleep_pstate == power.compute_pstate)
         return bad_usage("--sleep-pstate and --compute-pstate must differ%s", "");
+    fbf_engine_config ecfg = {0};
+    if (fbf_sched_choice_apply(&choice, &ecfg, &policy, &err) < 0)
+        return bad_usage("%s", err.text);
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
     if (!pe)
         return bad_usage("unknown policy '%s' (fcfs, easy or conservative)", policy);
@@ -458,11 +474,11 @@ int main(int argc, char **argv)
         }
     }
 
-    fbf_engine_config ecfg = {.policy = pe->ops,
-                              .reservation_depth = depth,
-                              .workers = (unsigned)workers,
-                              .kill_after = kill_after,
-                              .max_wait = max_wait};
+    ecfg.policy = pe->ops;
+    ecfg.reservation_depth = depth;
+    ecfg.workers = (unsigned)workers;
+    ecfg.kill_after = kill_after;
+    ecfg.max_wait = max_wait;
     fbf_bv4_options o = {
         .engine = ecfg,
         .log = verbose ? stderr : NULL,
@@ -536,13 +552,14 @@ int main(int argc, char **argv)
     if (verbose)
         start_kib = fbf_memstat_settled_rss_kib();
     /* One line says what runs and where Batsim finds it. */
-    char announce[200], depth_text[48] = "";
+    char announce[320], depth_text[48] = "", choice_text[120];
+    fbf_sched_choice_describe(&ecfg, choice_text, sizeof choice_text);
     if (pe->ops == fbf_policy_lookup("easy")->ops)
         snprintf(depth_text, sizeof depth_text, depth == FBF_DEPTH_UNLIMITED
                                                     ? "reservation depth unlimited, "
                                                     : "reservation depth %lld, ", depth);
-    snprintf(announce, sizeof announce, "fastbf: %s (%s%lld worker%s), %s,", pe->name,
-             depth_text, workers, workers > 1 ? "s" : "",
+    snprintf(announce, sizeof announce, "fastbf: %s (%s%lld worker%s%s), %s,", pe->name,
+             depth_text, workers, workers > 1 ? "s" : "", choice_text,
              v5 ? "Batsim 5 EDC" : v2 ? "Batsim v2" : flux ? "Flux RFC 27" : "Batsim v4");
     if (v2)
         fprintf(stderr, "%s connected to %s\n", announce, fbf_bv2_client_socket(c));

@@ -17,16 +17,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policies/orders/registry.h"
 #include "policies/registry.h"
 
 fbf_engine *fbf_test_sim_engine(const char *policy, int64_t depth, unsigned workers,
                                 const uint32_t *ids, uint32_t nb)
 {
-    const fbf_policy_entry *pe = fbf_policy_lookup(policy);
+    fbf_test_sim_config c = {.policy = policy, .depth = depth, .workers = workers};
+    return fbf_test_sim_engine_cfg(&c, ids, nb);
+}
+
+fbf_engine *fbf_test_sim_engine_cfg(const fbf_test_sim_config *c, const uint32_t *ids,
+                                    uint32_t nb)
+{
+    const fbf_policy_entry *pe = fbf_policy_lookup(c->policy);
     assert_non_null(pe);
     fbf_engine_config cfg = {.policy = pe->ops,
-                             .reservation_depth = depth ? depth : pe->default_depth,
-                             .workers = workers};
+                             .reservation_depth = c->depth ? c->depth : pe->default_depth,
+                             .workers = c->workers};
+    if (c->order)
+        assert_non_null(cfg.order = fbf_order_lookup(c->order));
+    if (c->backfill_order)
+        assert_non_null(cfg.backfill_order = fbf_order_lookup(c->backfill_order));
+    if (c->estimate) {
+        int k = fbf_estimate_lookup(c->estimate);
+        assert_true(k >= 0);
+        cfg.estimate = (fbf_estimate)k;
+    }
     fbf_error err;
     fbf_engine *e = fbf_engine_create(&cfg, &err);
     assert_non_null(e);
@@ -49,7 +66,16 @@ int fbf_test_sim_run(const char *policy, int64_t depth, unsigned workers, const 
                      fbf_test_dp_hook hook, void *ctx, fbf_engine **keep, char *err,
                      size_t errlen)
 {
-    fbf_engine *e = fbf_test_sim_engine(policy, depth, workers, ids, nb);
+    fbf_test_sim_config c = {.policy = policy, .depth = depth, .workers = workers};
+    return fbf_test_sim_run_cfg(&c, ids, nb, jobs, n, out, tr, hook, ctx, keep, err, errlen);
+}
+
+int fbf_test_sim_run_cfg(const fbf_test_sim_config *c, const uint32_t *ids, uint32_t nb,
+                         const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr,
+                         fbf_test_dp_hook hook, void *ctx, fbf_engine **keep, char *err,
+                         size_t errlen)
+{
+    fbf_engine *e = fbf_test_sim_engine_cfg(c, ids, nb);
     double *end = calloc(n + 1, sizeof *end);
     bool *running = calloc(n + 1, sizeof *running);
     size_t wcap = 16, nwake = 0, next = 0;
@@ -90,9 +116,18 @@ int fbf_test_sim_run(const char *policy, int64_t depth, unsigned workers, const 
                 rc = fbf_engine_complete(e, id, &fe);
             }
         for (; rc == 0 && next < n && jobs[next].arrival <= t; next++) {
+            const ref_job *J = &jobs[next];
+            char user[32];
             snprintf(id, sizeof id, "w0!%zu", next);
-            rc = fbf_engine_submit(e, id, jobs[next].subtime, jobs[next].res,
-                                   jobs[next].walltime, &fe);
+            snprintf(user, sizeof user, "\"u%d\"", J->user);
+            fbf_submission sub = {.id = id,
+                                  .subtime = J->subtime,
+                                  .res = J->res,
+                                  .walltime = J->walltime,
+                                  .priority = J->priority,
+                                  .user = J->user ? user : NULL,
+                                  .delay = J->has_delay ? J->delay : NAN};
+            rc = fbf_engine_submit_job(e, &sub, &fe);
         }
         if (rc < 0 || (rc = fbf_engine_decide(e, &fe)) < 0)
             break;

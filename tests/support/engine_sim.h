@@ -31,6 +31,22 @@ typedef void (*fbf_test_dp_hook)(void *ctx, fbf_engine *e, double now);
 fbf_engine *fbf_test_sim_engine(const char *policy, int64_t depth, unsigned workers,
                                 const uint32_t *ids, uint32_t nb);
 
+/* The same with orders and an estimate by name (NULL: the defaults).
+ * Jobs are submitted with their priority, user ("u<N>", none for 0) and
+ * forwarded delay. */
+typedef struct fbf_test_sim_config {
+    const char *policy;
+    int64_t depth;
+    unsigned workers;
+    const char *order, *backfill_order, *estimate;
+} fbf_test_sim_config;
+fbf_engine *fbf_test_sim_engine_cfg(const fbf_test_sim_config *c, const uint32_t *ids,
+                                    uint32_t nb);
+int fbf_test_sim_run_cfg(const fbf_test_sim_config *c, const uint32_t *ids, uint32_t nb,
+                         const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr,
+                         fbf_test_dp_hook hook, void *ctx, fbf_engine **keep, char *err,
+                         size_t errlen);
+
 /* Runs the workload through an engine, filling out and tr like
  * ref_simulate. Returns 0, or -1 with the engine's error in err. The
  * engine is destroyed unless keep is given (then the caller destroys it). */

@@ -1,43 +1,15 @@
 /*
- * ref_sched: the reference scheduler (see ref_sched.h). Brute force on
- * purpose; every rule cites the paragraph of scheduling-semantics.md it
- * implements.
+ * ref_sched: the reference scheduler's event loop, estimates and
+ * workloads (see ref_sched.h); the pass itself is in ref_policies.c.
+ * Brute force on purpose; every rule cites the paragraph of
+ * scheduling-semantics.md it implements.
  */
-#include "support/ref_sched.h"
+#include "support/ref_sched_int.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { PENDING, WAITING, RUNNING, DONE, REJECTED };
-
-typedef struct rjob {
-    int status;
-    uint64_t seq;   /* arrival order (D1 tie-break) */
-    double rsv;     /* conservative reservation, NAN if none */
-    double start;   /* when running */
-    double est_end; /* start + walltime, INFINITY if no walltime (D4) */
-    double end;     /* start + runtime: the actual end */
-} rjob;
-
-typedef struct rstate {
-    ref_policy pol;
-    const ref_job *in;
-    rjob *j;
-    size_t n;
-    const uint32_t *ids;
-    uint32_t nb;
-    long owner[REF_MAX_RES]; /* job holding resource ids[k], or -1 */
-    size_t *queue, qn;       /* waiting jobs in D1 order */
-    double now;
-    bool any_ended;
-    ref_trace *tr;
-    ref_result *out;
-    char *err;
-    size_t errlen;
-    int failed;
-} rstate;
 
 /* ---- trace ------------------------------------------------------------ */
 
@@ -105,7 +77,11 @@ void ref_format_ids(const uint32_t *ids, size_t n, char *buf, size_t cap)
     }
 }
 
-static void fail(rstate *s, const char *fmt, ...)
+const char *const ref_order_names[REF_NB_ORDERS] = {"submit", "sjf",  "saf",
+                                                     "lxf",    "wfp3", "priority"};
+const char *const ref_estimate_names[REF_NB_ESTIMATES] = {"walltime", "exact", "predict"};
+
+void ref_fail(rstate *s, const char *fmt, ...)
 {
     if (s->failed++)
         return;
@@ -115,9 +91,7 @@ static void fail(rstate *s, const char *fmt, ...)
     va_end(ap);
 }
 
-/* ---- resources and the queue ------------------------------------------ */
-
-static uint32_t nb_free(const rstate *s)
+uint32_t ref_nb_free(const rstate *s)
 {
     uint32_t f = 0;
     for (uint32_t k = 0; k < s->nb; k++)
@@ -144,9 +118,15 @@ static void enqueue(rstate *s, size_t i)
 }
 
 /* D3: the res lowest-numbered free resources, in start order. */
-static void start(rstate *s, size_t qpos)
+void ref_start(rstate *s, size_t i)
 {
-    size_t i = s->queue[qpos];
+    size_t qpos = 0;
+    while (qpos < s->qn && s->queue[qpos] != i)
+        qpos++;
+    if (qpos == s->qn) {
+        ref_fail(s, "job %zu started at %.17g but it does not wait", i, s->now);
+        return;
+    }
     uint32_t taken[REF_MAX_RES], nt = 0;
     for (uint32_t k = 0; k < s->nb && nt < s->in[i].res; k++)
         if (s->owner[k] < 0) {
@@ -154,12 +134,12 @@ static void start(rstate *s, size_t qpos)
             taken[nt++] = s->ids[k];
         }
     if (nt < s->in[i].res)
-        fail(s, "job %zu started at %.17g without room", i, s->now);
+        ref_fail(s, "job %zu started at %.17g without room", i, s->now);
     ref_format_ids(taken, nt, s->out[i].alloc, sizeof s->out[i].alloc);
     rjob *j = &s->j[i];
     j->status = RUNNING;
     j->start = s->now;
-    j->est_end = s->in[i].walltime < 0 ? INFINITY : s->now + s->in[i].walltime;
+    j->est_end = isinf(j->est) ? INFINITY : s->now + j->est; /* D4, D10 */
     j->end = s->now + s->in[i].runtime;
     j->rsv = NAN;
     s->out[i].start = s->now;
@@ -168,189 +148,45 @@ static void start(rstate *s, size_t qpos)
     ref_trace_push(s->tr, REF_EXECUTE, s->now, (long)i, NAN);
 }
 
-/* ---- FCFS (D5) and EASY (D6) ------------------------------------------ */
+/* ---- D10: estimates ------------------------------------------------------ */
 
-static void fcfs(rstate *s)
+/* At submission. */
+static double estimate(const rstate *s, size_t i)
 {
-    while (s->qn > 0 && s->in[s->queue[0]].res <= nb_free(s))
-        start(s, 0);
+    const ref_job *J = &s->in[i];
+    double wall = J->walltime < 0 ? INFINITY : J->walltime; /* D9: none is +inf */
+    switch (s->opt.estimate) {
+    case REF_EXACT:
+        return J->has_delay && J->delay >= 0 ? fmin(J->delay, wall) : wall;
+    case REF_PREDICT: {
+        const ruser *u = &s->users[J->user];
+        return u->n >= 2 ? fmin((u->last[0] + u->last[1]) / 2, wall) : wall;
+    }
+    default:
+        return wall;
+    }
 }
 
-static void easy(rstate *s)
+/* A JOB_COMPLETED applied: its run time counts for its user. */
+static void completed(rstate *s, size_t i)
 {
-    fcfs(s);
-    if (s->qn == 0)
-        return;
-    size_t h = s->queue[0];
-    int64_t free = nb_free(s);
-    /* shadow: the smallest est_end E such that free + sum(res of running
-     * jobs with est_end <= E) >= H.res. */
-    double shadow = INFINITY;
-    for (size_t r = 0; r < s->n; r++) {
-        if (s->j[r].status != RUNNING)
-            continue;
-        double e = s->j[r].est_end;
-        int64_t avail = free;
-        for (size_t q = 0; q < s->n; q++)
-            if (s->j[q].status == RUNNING && s->j[q].est_end <= e)
-                avail += s->in[q].res;
-        if (avail >= s->in[h].res && e < shadow)
-            shadow = e;
-    }
-    int64_t extra = free - s->in[h].res;
-    for (size_t q = 0; q < s->n; q++)
-        if (s->j[q].status == RUNNING && s->j[q].est_end <= shadow)
-            extra += s->in[q].res;
-    for (size_t pos = 1; pos < s->qn;) {
-        const ref_job *J = &s->in[s->queue[pos]];
-        bool short_enough = s->now + J->walltime <= shadow;
-        if (J->res <= free && (short_enough || J->res <= extra)) {
-            free -= J->res;
-            if (!short_enough)
-                extra -= J->res;
-            start(s, pos);
-        } else {
-            pos++;
+    ruser *u = &s->users[s->in[i].user];
+    u->last[1] = u->last[0];
+    u->last[0] = s->now - s->j[i].start;
+    u->n += u->n < 2;
+}
+
+/* After the events: a running job that outlived its prediction gets its
+ * walltime back. */
+static void correct(rstate *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        rjob *j = &s->j[i];
+        if (j->status == RUNNING && j->start + j->est <= s->now) {
+            j->est = j->limit;
+            j->est_end = isinf(j->limit) ? INFINITY : j->start + j->limit;
         }
     }
-}
-
-/* ---- conservative (D7) ------------------------------------------------- */
-
-static bool holds_rsv(const rstate *s, size_t i)
-{
-    return s->j[i].status == WAITING && s->in[i].walltime > 0 && !isnan(s->j[i].rsv);
-}
-
-/* A span of the profile: res resources busy over [from, to). */
-typedef struct span {
-    double from, to;
-    int64_t res;
-} span;
-
-/* The profile of D7: every running job holds res over [now, est_end),
- * every reservation but excl's over [rsv, rsv + walltime). */
-static size_t profile(const rstate *s, size_t excl, span *sp)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->j[i].status == RUNNING)
-            sp[k++] = (span){s->now, s->j[i].est_end, s->in[i].res};
-        else if (i != excl && holds_rsv(s, i))
-            sp[k++] = (span){s->j[i].rsv, s->j[i].rsv + s->in[i].walltime, s->in[i].res};
-    return k;
-}
-
-/* free(u), by summing over every span. */
-static int64_t free_at(const rstate *s, const span *sp, size_t nsp, double u)
-{
-    int64_t f = s->nb;
-    for (size_t k = 0; k < nsp; k++)
-        if (sp[k].from <= u && u < sp[k].to)
-            f -= sp[k].res;
-    return f;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* earliest(J): the smallest t >= now among now and the breakpoints such
- * that free(u) >= res on [t, t + walltime), J's own reservation left out. */
-static double earliest(const rstate *s, size_t jid)
-{
-    span *sp = malloc((s->n + 1) * sizeof *sp);
-    double *bp = malloc((2 * s->n + 1) * sizeof *bp);
-    if (!sp || !bp)
-        abort();
-    size_t nsp = profile(s, jid, sp), nbp = 0;
-    bp[nbp++] = s->now;
-    for (size_t k = 0; k < nsp; k++) {
-        if (sp[k].from > s->now)
-            bp[nbp++] = sp[k].from;
-        if (sp[k].to > s->now)
-            bp[nbp++] = sp[k].to;
-    }
-    qsort(bp, nbp, sizeof *bp, cmp_double);
-    double res = INFINITY;
-    const ref_job *J = &s->in[jid];
-    for (size_t c = 0; c < nbp && isinf(res); c++) {
-        double t = bp[c];
-        if (c > 0 && bp[c - 1] == t)
-            continue;
-        /* free is constant between breakpoints: check t and those inside */
-        bool ok = free_at(s, sp, nsp, t) >= J->res;
-        for (size_t k = c + 1; ok && k < nbp && bp[k] < t + J->walltime; k++)
-            ok = free_at(s, sp, nsp, bp[k]) >= J->res;
-        if (ok)
-            res = t;
-    }
-    free(sp);
-    free(bp);
-    return res;
-}
-
-static void conservative(rstate *s)
-{
-    /* (a) compression, in queue order, every other reservation in place. */
-    if (s->any_ended)
-        for (size_t q = 0; q < s->qn; q++) {
-            size_t i = s->queue[q];
-            if (!holds_rsv(s, i))
-                continue;
-            double old = s->j[i].rsv;
-            double t = earliest(s, i);
-            if (t > old)
-                fail(s, "compression moved job %zu later at %.17g: %.17g -> %.17g", i,
-                     s->now, old, t);
-            s->j[i].rsv = t;
-        }
-    /* (b) new arrivals (walltime > 0, no reservation yet), in queue order. */
-    for (size_t q = 0; q < s->qn; q++) {
-        size_t i = s->queue[q];
-        if (s->in[i].walltime > 0 && isnan(s->j[i].rsv))
-            s->j[i].rsv = earliest(s, i);
-    }
-    /* (c) due reservations, then jobs of walltime 0 that fit. */
-    for (size_t q = 0; q < s->qn;) {
-        size_t i = s->queue[q];
-        if (s->in[i].walltime > 0 && s->j[i].rsv == s->now) {
-            if (s->in[i].res > nb_free(s)) {
-                fail(s, "job %zu reserved at %.17g does not fit", i, s->now);
-                q++;
-                continue;
-            }
-            start(s, q);
-        } else {
-            q++;
-        }
-    }
-    for (size_t q = 0; q < s->qn;) {
-        size_t i = s->queue[q];
-        if (s->in[i].walltime == 0 && s->in[i].res <= nb_free(s))
-            start(s, q);
-        else
-            q++;
-    }
-    /* (d) */
-    double x = INFINITY;
-    bool waiting = false;
-    for (size_t q = 0; q < s->qn; q++) {
-        size_t i = s->queue[q];
-        if (s->in[i].walltime > 0) {
-            waiting = true;
-            if (s->j[i].rsv < x)
-                x = s->j[i].rsv;
-        }
-    }
-    if (!waiting)
-        return;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->j[i].status == RUNNING && s->j[i].est_end <= x)
-            return;
-    ref_trace_push(s->tr, REF_CALL_ME_LATER, s->now, -1, x);
 }
 
 /* ---- the event loop ----------------------------------------------------- */
@@ -358,13 +194,26 @@ static void conservative(rstate *s)
 int ref_simulate(ref_policy pol, const uint32_t *ids, uint32_t nb, const ref_job *jobs,
                  size_t n, ref_result *out, ref_trace *trace, char *err, size_t errlen)
 {
-    rstate st = {.pol = pol, .in = jobs, .n = n, .ids = ids, .nb = nb, .tr = trace,
+    ref_options o = {.policy = pol};
+    return ref_simulate_opts(&o, ids, nb, jobs, n, out, trace, err, errlen);
+}
+
+int ref_simulate_opts(const ref_options *o, const uint32_t *ids, uint32_t nb,
+                      const ref_job *jobs, size_t n, ref_result *out, ref_trace *trace,
+                      char *err, size_t errlen)
+{
+    rstate st = {.opt = *o, .in = jobs, .n = n, .ids = ids, .nb = nb, .tr = trace,
                  .out = out, .err = err, .errlen = errlen, .now = 0};
+    ref_policy pol = o->policy;
+    int max_user = 0;
+    for (size_t i = 0; i < n; i++)
+        max_user = jobs[i].user > max_user ? jobs[i].user : max_user;
+    st.users = calloc((size_t)max_user + 1, sizeof *st.users);
     st.j = calloc(n ? n : 1, sizeof *st.j);
     st.queue = calloc(n ? n : 1, sizeof *st.queue);
     size_t wcap = 16;
     double *wake = calloc(wcap, sizeof *wake);
-    if (!st.j || !st.queue || !wake)
+    if (!st.j || !st.queue || !wake || !st.users)
         abort();
     size_t nwake = 0, next = 0;
     for (uint32_t k = 0; k < nb; k++)
@@ -388,7 +237,7 @@ int ref_simulate(ref_policy pol, const uint32_t *ids, uint32_t nb, const ref_job
         if (isinf(t))
             break;
         if (t < st.now || ++steps > 100 * (n + 10)) {
-            fail(&st, "event loop stuck at %.17g", t);
+            ref_fail(&st, "event loop stuck at %.17g", t);
             break;
         }
         st.now = t;
@@ -403,6 +252,7 @@ int ref_simulate(ref_policy pol, const uint32_t *ids, uint32_t nb, const ref_job
         for (size_t i = 0; i < n; i++)
             if (st.j[i].status == RUNNING && st.j[i].end <= t) {
                 st.j[i].status = DONE;
+                completed(&st, i);
                 for (uint32_t k = 0; k < nb; k++)
                     if (st.owner[k] == (long)i)
                         st.owner[k] = -1;
@@ -419,20 +269,19 @@ int ref_simulate(ref_policy pol, const uint32_t *ids, uint32_t nb, const ref_job
                 continue;
             }
             st.j[next].status = WAITING;
+            st.j[next].limit = J->walltime < 0 ? INFINITY : J->walltime;
+            st.j[next].est = estimate(&st, next);
             enqueue(&st, next);
         }
+        if (o->estimate == REF_PREDICT)
+            correct(&st);
         /* One pass. */
         size_t before_pass = trace->n;
-        if (pol == REF_FCFS)
-            fcfs(&st);
-        else if (pol == REF_EASY)
-            easy(&st);
-        else
-            conservative(&st);
+        ref_pass(&st);
         if (trace->n > before_pass && trace->v[trace->n - 1].kind == REF_CALL_ME_LATER) {
             double at = trace->v[trace->n - 1].at;
             if (!(at > t))
-                fail(&st, "CALL_ME_LATER(%.17g) at %.17g", at, t);
+                ref_fail(&st, "CALL_ME_LATER(%.17g) at %.17g", at, t);
             bool known = false;
             for (size_t w = 0; w < nwake; w++)
                 known |= wake[w] == at;
@@ -445,6 +294,7 @@ int ref_simulate(ref_policy pol, const uint32_t *ids, uint32_t nb, const ref_job
     }
     free(st.j);
     free(st.queue);
+    free(st.users);
     free(wake);
     return st.failed ? -1 : 0;
 }
@@ -482,6 +332,7 @@ size_t ref_random_workload(uint64_t seed, size_t min_jobs, size_t max_jobs, uint
     double t = 0;
     for (size_t i = 0; i < n; i++) {
         ref_job *J = &jobs[i];
+        *J = (ref_job){0}; /* no priority, user or delay: ref_random_extras() */
         if (rnd(&x) % 100 >= tie_pct)
             t += (double)(rnd(&x) % gap_max);
         J->arrival = t;
@@ -519,15 +370,34 @@ size_t ref_random_workload(uint64_t seed, size_t min_jobs, size_t max_jobs, uint
     return n;
 }
 
+void ref_random_extras(uint64_t seed, ref_job *jobs, size_t n)
+{
+    uint64_t x = seed * 0xd1b54a32d192ed03ull + 0x8cb92ba72f3d8dd7ull;
+    for (int i = 0; i < 4; i++)
+        rnd(&x);
+    int users = 1 + (int)(rnd(&x) % 5);
+    for (size_t i = 0; i < n; i++) {
+        ref_job *J = &jobs[i];
+        unsigned p = (unsigned)(rnd(&x) % 10);
+        J->priority = p < 3 ? 0 : p < 8 ? (double)(rnd(&x) % 4) : -1.5 * (double)(rnd(&x) % 3);
+        J->user = (int)(rnd(&x) % (uint64_t)(users + 1)); /* 0: anonymous */
+        /* Batsim forwards a delay profile of the job's own run time. */
+        J->has_delay = rnd(&x) % 5 != 0;
+        J->delay = J->runtime;
+    }
+}
+
 void ref_print_workload(FILE *f, const uint32_t *ids, uint32_t nb, const ref_job *jobs,
                         size_t n)
 {
     char buf[REF_ALLOC_LEN];
     ref_format_ids(ids, nb, buf, sizeof buf);
     fprintf(f, "platform \"%s\" (%u resources), %zu jobs {arrival, subtime, res, "
-               "walltime, runtime}:\n",
+               "walltime, runtime, priority, user, has_delay, delay}:\n",
             buf, nb, n);
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "  /* %zu */ {%.17g, %.17g, %lld, %.17g, %.17g},\n", i, jobs[i].arrival,
-                jobs[i].subtime, (long long)jobs[i].res, jobs[i].walltime, jobs[i].runtime);
+        fprintf(f, "  /* %zu */ {%.17g, %.17g, %lld, %.17g, %.17g, %.17g, %d, %d, %.17g},\n", i,
+                jobs[i].arrival, jobs[i].subtime, (long long)jobs[i].res, jobs[i].walltime,
+                jobs[i].runtime, jobs[i].priority, jobs[i].user, (int)jobs[i].has_delay,
+                jobs[i].delay);
 }

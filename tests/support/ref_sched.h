@@ -1,12 +1,17 @@
 /*
  * ref_sched: a deliberately simple reference scheduler for the tests.
  *
- * It implements scheduling-semantics.md (D0-D7) as literally as possible,
+ * It implements scheduling-semantics.md (D0-D10) as literally as possible,
  * with plain arrays and brute force, so that it is obviously right rather
  * than fast: free(u) is recomputed by summing over every running job and
  * every reservation, earliest() tries now and every breakpoint in
  * ascending order, EASY uses the shadow/extra formulas of D6 (no profile),
- * conservative follows D7 (a)-(d) step by step, FCFS is D5.
+ * a reservation depth k >= 2 re-reserves the first k jobs at every pass
+ * (D8, as backfill.c words it), conservative follows D7 (a)-(d) step by
+ * step, FCFS is D5. The orders of D9 are sorts of the waiting jobs by
+ * their keys, taken at every decision point; the estimates of D10 are
+ * taken at submission, corrected after the events and repaired under
+ * conservative, each where D10 says.
  *
  * ref_simulate() runs its own event loop over a workload (the same loop
  * the tests run around the engine):
@@ -34,6 +39,25 @@
 #define REF_ALLOC_LEN 2048
 
 typedef enum ref_policy { REF_FCFS, REF_EASY, REF_CONSERVATIVE } ref_policy;
+
+/* D9's orders and D10's estimates, in the order of their names below. */
+typedef enum ref_order { REF_SUBMIT, REF_SJF, REF_SAF, REF_LXF, REF_WFP3, REF_PRIORITY } ref_order;
+#define REF_NB_ORDERS 6
+typedef enum ref_estimate { REF_WALLTIME, REF_EXACT, REF_PREDICT } ref_estimate;
+#define REF_NB_ESTIMATES 3
+extern const char *const ref_order_names[REF_NB_ORDERS];
+extern const char *const ref_estimate_names[REF_NB_ESTIMATES];
+
+typedef struct ref_options {
+    ref_policy policy;
+    /* REF_EASY only: 0 or 1 is D6 itself; k >= 2 the depth k of D8. */
+    long depth;
+    ref_order order, backfill_order;
+    ref_estimate estimate;
+    /* REF_EASY: D8's depth-k rule even at depth 1, where it must agree
+     * with D6's shadow and extra (a check of the reference itself). */
+    bool depth_rule;
+} ref_options;
 
 typedef enum ref_kind {
     REF_DP = 0, /* a decision point at `now` */
@@ -66,7 +90,15 @@ typedef struct ref_job {
     int64_t res;
     double walltime; /* < 0: none */
     double runtime;  /* actual run time */
+    double priority; /* D9's priority */
+    int user;        /* D10 predict: 0 is the anonymous user */
+    bool has_delay;  /* D10 exact: its submission forwards a delay profile of `delay` */
+    double delay;
 } ref_job;
+
+/* A job of the five fields above, without priority, user or delay. */
+#define REF_JOB(a, s, r, w, rt)                                                                \
+    { .arrival = (a), .subtime = (s), .res = (r), .walltime = (w), .runtime = (rt) }
 
 typedef struct ref_result {
     bool rejected;
@@ -83,6 +115,15 @@ void ref_format_ids(const uint32_t *ids, size_t n, char *buf, size_t cap);
  * (e.g. a compression that moves a reservation later). */
 int ref_simulate(ref_policy pol, const uint32_t *ids, uint32_t nb, const ref_job *jobs,
                  size_t n, ref_result *out, ref_trace *trace, char *err, size_t errlen);
+/* The same under orders, an estimate and a depth. */
+int ref_simulate_opts(const ref_options *o, const uint32_t *ids, uint32_t nb,
+                      const ref_job *jobs, size_t n, ref_result *out, ref_trace *trace,
+                      char *err, size_t errlen);
+
+/* Gives the jobs of a workload from ref_random_workload() priorities
+ * (ties and negatives among them), users (a few, some anonymous) and, for
+ * most, a forwarded delay profile of their run time; reproducible. */
+void ref_random_extras(uint64_t seed, ref_job *jobs, size_t n);
 
 /* A reproducible random workload (see ref_sched.c for the distribution).
  * jobs must hold max_jobs entries; ids REF_MAX_RES. Returns the job count

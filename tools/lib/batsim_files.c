@@ -81,6 +81,8 @@ int fbf_batsim_write_workload(const fbf_workload *wl, uint32_t nb_res, bool bats
         fbf_jbuf_int(&b, j->res);
         fbf_jbuf_lit(&b, ", \"profile\": ");
         fbf_jbuf_str(&b, p->name);
+        if (j->extra) /* Batsim forwards a job's other fields as they are */
+            fbf_jbuf_raw(&b, j->extra, strlen(j->extra));
         fbf_jbuf_lit(&b, "}");
     }
     fbf_jbuf_lit(&b, "\n  ],\n  \"profiles\": {");

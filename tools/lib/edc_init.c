@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policies/orders/registry.h"
 #include "policies/registry.h"
 #include "tools/lib/register_plan.h"
 
@@ -56,6 +57,18 @@ static int read_options(const cJSON *init, fbf_bv5_options *o, fbf_edc_setup *se
             policy = m->valuestring;
         } else if (strcmp(k, "reservation_depth") == 0) {
             depth = m;
+        } else if (strcmp(k, "order") == 0 || strcmp(k, "backfill_order") == 0) {
+            const fbf_order_ops *ord = cJSON_IsString(m) ? fbf_order_lookup(m->valuestring)
+                                                         : NULL;
+            char names[160];
+            if (!ord)
+                return bad(err, k, fbf_order_names(names, sizeof names));
+            *(k[0] == 'o' ? &o->session.engine.order : &o->session.engine.backfill_order) = ord;
+        } else if (strcmp(k, "estimate") == 0) {
+            int e = cJSON_IsString(m) ? fbf_estimate_lookup(m->valuestring) : -1;
+            if (e < 0)
+                return bad(err, k, "walltime, exact or predict");
+            o->session.engine.estimate = (fbf_estimate)e;
         } else if (strcmp(k, "workers") == 0) {
             if (!count(m, 1, 256, &v))
                 return bad(err, k, "a number from 1 to 256");
@@ -101,7 +114,8 @@ static int read_options(const cJSON *init, fbf_bv5_options *o, fbf_edc_setup *se
             o->session.submitter = setup->submitter = plan;
         } else {
             return fbf_errorf(err, -EINVAL, "init: unknown key \"%s\" (policy, "
-                              "reservation_depth, workers, format, kill_after, max_wait, "
+                              "reservation_depth, order, backfill_order, estimate, workers, "
+                              "format, kill_after, max_wait, "
                               "energy_saving, switch_delays, sleep_pstate, compute_pstate, "
                               "verbose, register_workload)", k);
         }

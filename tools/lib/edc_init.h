@@ -5,7 +5,9 @@
  * the options already set (the library's defaults, or the process's
  * command line):
  *   policy ("fcfs", "easy", "conservative"), reservation_depth (>= 1 or
- *   "unlimited", backfilling only), workers (1..256), format ("json",
+ *   "unlimited", backfilling only), order and backfill_order (the names of
+ *   policies/orders/registry.h), estimate ("walltime", "exact",
+ *   "predict"), workers (1..256), format ("json",
  *   "binary"), kill_after, max_wait (seconds > 0), energy_saving (seconds
  *   >= 0), switch_delays ("OFF:ON"), sleep_pstate, compute_pstate,
  *   verbose (a boolean), register_workload (a workload file whose jobs

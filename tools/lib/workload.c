@@ -318,6 +318,17 @@ int fbf_wl_add_checked(fbf_workload *wl, const char *id, double subtime, double 
     return 0;
 }
 
+int fbf_wl_set_extra(fbf_workload *wl, const char *text)
+{
+    size_t n = strlen(text) + 1;
+    char *copy = arena_alloc(wl->priv, n);
+    if (!copy)
+        return -ENOMEM;
+    memcpy(copy, text, n);
+    wl->jobs[wl->nb_jobs - 1].extra = copy;
+    return 0;
+}
+
 int64_t fbf_wl_delay_profile(fbf_workload *wl, double runtime)
 {
     char name[64] = "delay_";

@@ -11,6 +11,7 @@
  *     res      field 5, else field 8 when field 5 is not > 0
  *     walltime field 9, else the runtime, else 1 when the runtime is 0
  *              (Batsim accepts only -1 or a strictly positive walltime)
+ *     user     field 12 when >= 0 (fbf_wl_job.extra)
  *     skipped, and counted per reason: no processors (res not > 0), negative
  *     (unknown) runtime, negative submit time, a job number seen before.
  *     Comments (';') and blank lines are fine. A job line has SWF's 18
@@ -34,7 +35,9 @@
  *     profile is not a delay or has a "ret" other than 0 (Batsim fails
  *     such a job) cannot be replayed. An id without '!' gets "<name>!"
  *     prefixed; one with '!' names its own workload (a file may stand for
- *     several of Batsim's workloads). runtime = the profile's delay.
+ *     several of Batsim's workloads). runtime = the profile's delay. A
+ *     job's "user" (unless null) and "priority" are kept as they are
+ *     (fbf_wl_job.extra).
  *     Not checked: fields of the profile types fastbf cannot replay when
  *     no job uses them, and whether an integer was written "2.0" (cJSON
  *     does not tell; Batsim refuses it for res).
@@ -114,6 +117,11 @@ typedef struct fbf_wl_job {
     double walltime;  /* > 0, or -1 for none */
     int64_t res;      /* requested resources */
     uint32_t profile; /* index in profiles[] */
+    /* Members the job's description carries besides Batsim's, as JSON
+     * text to put after them (",\"user\":12"), or NULL: its user (SWF
+     * field 12 when >= 0; a Batsim job's "user") and priority (a Batsim
+     * job's "priority"), which fastbf's orders and estimates read. */
+    const char *extra;
 } fbf_wl_job;
 
 typedef struct fbf_wl_profile {

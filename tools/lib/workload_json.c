@@ -168,6 +168,34 @@ static int64_t json_profile(fbf_workload *wl, const cJSON *profiles, const char 
     return idx;
 }
 
+/* The job's user (unless null) and priority, passed on as they are. */
+static int json_extra(fbf_workload *wl, const cJSON *j, fbf_error *err)
+{
+    static const char *const names[] = {"user", "priority"};
+    char *text[2] = {NULL, NULL};
+    int rc = 0;
+    for (int k = 0; k < 2; k++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, names[k]);
+        if (m && !cJSON_IsNull(m) && !(text[k] = cJSON_PrintUnformatted(m)))
+            rc = -ENOMEM;
+    }
+    if (rc == 0 && (text[0] || text[1])) {
+        size_t n = 32 + (text[0] ? strlen(text[0]) : 0) + (text[1] ? strlen(text[1]) : 0);
+        char *buf = malloc(n);
+        if (buf) {
+            snprintf(buf, n, "%s%s%s%s", text[0] ? ",\"user\":" : "", text[0] ? text[0] : "",
+                     text[1] ? ",\"priority\":" : "", text[1] ? text[1] : "");
+            rc = fbf_wl_set_extra(wl, buf);
+            free(buf);
+        } else {
+            rc = -ENOMEM;
+        }
+    }
+    cJSON_free(text[0]);
+    cJSON_free(text[1]);
+    return rc < 0 ? fbf_errorf(err, -ENOMEM, "out of memory") : 0;
+}
+
 /* One job as Batsim's Job::from_json checks it (jid in its texts is the
  * full id), then what fastbf needs beyond Batsim to replay it. */
 static int json_job(fbf_workload *wl, const cJSON *j, size_t i, const cJSON *profiles,
@@ -263,7 +291,7 @@ static int json_job(fbf_workload *wl, const cJSON *j, size_t i, const cJSON *pro
     if (rc == -EEXIST)
         return fbf_errorf(err, -EINVAL, BATSIM "duplication of job id '%s' (jobs[%zu])", wl->path,
                           id, i);
-    return rc;
+    return rc ? rc : json_extra(wl, j, err);
 }
 
 int fbf_wl_read_json(fbf_workload *wl, gzFile gz, const fbf_wl_read_options *o, fbf_error *err)

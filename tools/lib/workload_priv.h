@@ -39,6 +39,10 @@
 int fbf_wl_add_checked(fbf_workload *wl, const char *id, double subtime, double runtime,
                        double walltime, int64_t res, uint32_t profile, fbf_error *err);
 
+/* Gives the job added last its extra members (workload.h), copied; text
+ * begins with a comma. -ENOMEM. */
+int fbf_wl_set_extra(fbf_workload *wl, const char *text);
+
 /* Index of the profile named name, created with delay if new; -1 on
  * ENOMEM (err untouched: the caller words the message). An existing
  * profile keeps its delay whatever delay says. */

@@ -132,11 +132,12 @@ int fbf_wl_read_swf(fbf_workload *wl, gzFile gz, const fbf_wl_read_options *o, f
         }
         if (o->max_jobs >= 0 && (int64_t)wl->nb_jobs >= o->max_jobs)
             break; /* SWF headers come first: nothing more to learn */
-        double f[10];
+        /* Fields 1 to 12 are read (12: the user), the rest counted. */
+        double f[13];
         int nf = 0;
-        for (int k = 1; k <= 9; k++)
+        for (int k = 1; k <= 12; k++)
             f[k] = -1;
-        for (int k = 1; k <= 9; k++) {
+        for (int k = 1; k <= 12; k++) {
             int r = next_number(&s, &f[k]);
             if (r == 0)
                 break;
@@ -158,8 +159,8 @@ int fbf_wl_read_swf(fbf_workload *wl, gzFile gz, const fbf_wl_read_options *o, f
                 goto out;
             }
         }
-        if (nf == 9)
-            nf += count_tokens(s, SWF_FIELDS - 9);
+        if (nf == 12)
+            nf += count_tokens(s, SWF_FIELDS - 12);
         if (nf < SWF_FIELDS && o->skip_short_lines) {
             note_skip(wl, FBF_WL_SKIP_SHORT_LINE, line);
             continue;
@@ -204,6 +205,14 @@ int fbf_wl_read_swf(fbf_workload *wl, gzFile gz, const fbf_wl_read_options *o, f
         rc = fbf_wl_add_checked(wl, idbuf, f[2], f[4], walltime, (int64_t)res, (uint32_t)prof, err);
         if (rc)
             goto out;
+        if (f[12] >= 0) {
+            char user[48];
+            snprintf(user, sizeof user, ",\"user\":%lld", (long long)f[12]);
+            if ((rc = fbf_wl_set_extra(wl, user)) < 0) {
+                rc = fbf_errorf(err, -ENOMEM, "out of memory");
+                goto out;
+            }
+        }
     }
     if (got == -EILSEQ) {
         rc = fbf_errorf(err, -EINVAL, "%s: line %zu: a NUL byte (binary data, not an SWF trace)",

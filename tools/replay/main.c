@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "policies/registry.h"
+#include "tools/lib/sched_choice.h"
 #include "tools/lib/batsim_files.h"
 #include "tools/lib/workload.h"
 #include "tools/replay/echo.h"
@@ -139,6 +140,15 @@ static int run(const fbf_replay_options *o, int argc, char **argv)
         tr = fbf_transport_edc_library(o->edc_library, &err);
     } else if (o->inproc) {
         const char *name = o->policy ? o->policy : "easy";
+        fbf_engine_config ecfg = {0};
+        if (fbf_sched_choice_apply(&o->choice, &ecfg, &name, &err) < 0 ||
+            (ecfg.estimate == FBF_ESTIMATE_EXACT && !o->forward_profiles &&
+             fbf_errorf(&err, -EINVAL, "--estimate exact reads the delay profile that comes "
+                                       "with each submission: add --forward-profiles") < 0)) {
+            fprintf(stderr, "fastbf-replay: %s\nTry 'fastbf-replay --help'.\n", err.text);
+            fbf_workload_destroy(wl);
+            return FBF_EXIT_INVALID;
+        }
         const fbf_policy_entry *pe = fbf_policy_lookup(name);
         if (!pe) {
             fprintf(stderr, "fastbf-replay: unknown policy '%s'; known:", name);
@@ -148,19 +158,21 @@ static int run(const fbf_replay_options *o, int argc, char **argv)
             fbf_workload_destroy(wl);
             return FBF_EXIT_INVALID;
         }
+        ecfg.policy = pe->ops;
+        ecfg.reservation_depth = o->depth ? o->depth : pe->default_depth;
+        ecfg.workers = o->workers ? o->workers : 1;
+        ecfg.kill_after = o->kill_after;
         fbf_bv4_options bo = {
-            .engine = {.policy = pe->ops,
-                       .reservation_depth = o->depth ? o->depth : pe->default_depth,
-                       .workers = o->workers ? o->workers : 1,
-                       .kill_after = o->kill_after},
+            .engine = ecfg,
             .log = o->verbose ? stderr : NULL,
             .tag_starts = o->tag_starts,
         };
-        char depth[32] = "unlimited";
+        char depth[32] = "unlimited", choice[120];
         if (bo.engine.reservation_depth != FBF_DEPTH_UNLIMITED)
             snprintf(depth, sizeof depth, "%lld", (long long)bo.engine.reservation_depth);
-        snprintf(label, sizeof label, "in-process %s (reservation depth %s, %u worker%s)",
-                 pe->name, depth, bo.engine.workers, bo.engine.workers > 1 ? "s" : "");
+        fbf_sched_choice_describe(&ecfg, choice, sizeof choice);
+        snprintf(label, sizeof label, "in-process %s (reservation depth %s, %u worker%s%s)",
+                 pe->name, depth, bo.engine.workers, bo.engine.workers > 1 ? "s" : "", choice);
         tr = fbf_transport_inproc(&bo, label, &err);
     } else if (o->scheduler) {
         snprintf(label, sizeof label, "%s", o->scheduler);

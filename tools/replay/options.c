@@ -44,6 +44,11 @@ static void usage(FILE *f)
         "  --inproc               run fastbf's own session in this process\n"
         "    --policy NAME        with --inproc: fcfs, easy (default, as fastbf), conservative\n"
         "    --reservation-depth K  with --inproc: reservations held (number or 'unlimited')\n"
+        "    --order NAME, --backfill-order NAME, --estimate NAME, --preset easy++\n"
+        "                         with --inproc: the queue and backfill orders (submit, sjf,\n"
+        "                         saf, priority, lxf, wfp3) and the estimate (walltime,\n"
+        "                         exact, predict) as fastbf takes them (fastbf --help);\n"
+        "                         exact needs --forward-profiles\n"
         "    --workers N          with --inproc: engine worker threads (default 1)\n"
         "    --kill-after S       with --inproc: fastbf kills every job S seconds after it starts\n"
         "    --tag-starts         with --inproc: fastbf tags started jobs with why (metadata)\n"
@@ -270,7 +275,8 @@ static int check_batsim2(const fbf_replay_options *o)
         return bad("%sgive --scheduler CMD (started with the socket's path) or --socket PATH "
                    "(wait there for a scheduler to connect)", pre);
     if (o->policy_opts)
-        return bad("%s--policy, --reservation-depth, --workers, --kill-after and --tag-starts "
+        return bad("%s--policy, --reservation-depth, --order, --backfill-order, --estimate, "
+                   "--preset, --workers, --kill-after and --tag-starts "
                    "go with --inproc, which is batsim4's", pre);
     const char *v4 = o->dyn_jobs         ? "--dynamic-jobs/--ack-dynamic-jobs"
                      : o->profile_reuse  ? "--profile-reuse"
@@ -302,7 +308,8 @@ static int check_batsim5(const fbf_replay_options *o)
     if (modes != 1)
         return bad("%sgive exactly one of --scheduler, --endpoint and --edc-library", pre);
     if (o->policy_opts)
-        return bad("%s--policy, --reservation-depth, --workers, --kill-after and --tag-starts "
+        return bad("%s--policy, --reservation-depth, --order, --backfill-order, --estimate, "
+                   "--preset, --workers, --kill-after and --tag-starts "
                    "go with --inproc, which is batsim4's", pre);
     if (o->dyn_jobs || o->profile_reuse || o->forward_profiles)
         return bad("%s%s: a Batsim 5 EDC asks for it in its EDCHelloEvent "
@@ -358,7 +365,11 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
         O_FORMAT,
         O_SKIP_SHORT,
         O_EXPORT,
-        O_PROGRESS
+        O_PROGRESS,
+        O_ORDER,
+        O_BORDER,
+        O_ESTIMATE,
+        O_PRESET
     };
     static const struct option longopts[] = {
         {"scheduler", required_argument, NULL, O_SCHED},
@@ -366,6 +377,10 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
         {"inproc", no_argument, NULL, O_INPROC},
         {"policy", required_argument, NULL, O_POLICY},
         {"reservation-depth", required_argument, NULL, O_DEPTH},
+        {"order", required_argument, NULL, O_ORDER},
+        {"backfill-order", required_argument, NULL, O_BORDER},
+        {"estimate", required_argument, NULL, O_ESTIMATE},
+        {"preset", required_argument, NULL, O_PRESET},
         {"workers", required_argument, NULL, O_WORKERS},
         {"nb-res", required_argument, NULL, O_NBRES},
         {"max-jobs", required_argument, NULL, O_MAXJOBS},
@@ -410,7 +425,11 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
         case O_SCHED: o->scheduler = optarg; break;
         case O_ENDPOINT: o->endpoint = optarg; break;
         case O_INPROC: o->inproc = true; break;
-        case O_POLICY: o->policy = optarg; o->policy_opts = true; break;
+        case O_POLICY: o->policy = o->choice.policy = optarg; o->policy_opts = true; break;
+        case O_ORDER: o->choice.order = optarg; o->policy_opts = true; break;
+        case O_BORDER: o->choice.backfill_order = optarg; o->policy_opts = true; break;
+        case O_ESTIMATE: o->choice.estimate = optarg; o->policy_opts = true; break;
+        case O_PRESET: o->choice.preset = optarg; o->policy_opts = true; break;
         case O_DEPTH:
             o->policy_opts = true;
             if (strcmp(optarg, "unlimited") == 0)
@@ -551,7 +570,8 @@ int fbf_replay_parse_options(int argc, char **argv, fbf_replay_options *o)
     if (modes != 1)
         return bad("%s", "give exactly one of --scheduler, --endpoint and --inproc");
     if (o->policy_opts && !o->inproc)
-        return bad("%s", "--policy, --reservation-depth, --workers, --kill-after and "
+        return bad("%s", "--policy, --reservation-depth, --order, --backfill-order, --estimate, "
+                   "--preset, --workers, --kill-after and "
                          "--tag-starts go with --inproc (another scheduler has its own options)");
     if (o->ecfg.compute_pstate == o->ecfg.sleep_pstate)
         return bad("%s", "--compute-pstate and --sleep-pstate must differ");

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tools/lib/sched_choice.h"
 #include "tools/lib/workload.h"
 #include "tools/replay/machines.h"
 #include "tools/replay/replay.h"
@@ -20,6 +21,7 @@ typedef struct fbf_replay_options {
     bool dyn_jobs, dyn_acks, forward_profiles, query_wait, profile_reuse;
     double kill_after;    /* --kill-after with --inproc; 0 = off */
     int64_t depth;        /* 0: the policy's default */
+    fbf_sched_choice choice; /* --order, --backfill-order, --estimate, --preset */
     unsigned workers;
     int64_t nb_res;       /* 0: from the workload */
     double timeout_s;

@@ -33,6 +33,8 @@ void fbf_replay_job_desc(const fbf_replay *r, uint32_t job, fbf_jbuf *b)
     fbf_jbuf_int(b, wj->res);
     fbf_jbuf_lit(b, ",\"profile\":");
     fbf_jbuf_str(b, r->wl->profiles[wj->profile].name);
+    if (wj->extra) /* its user and priority, as Batsim forwards a job's fields */
+        fbf_jbuf_raw(b, wj->extra, strlen(wj->extra));
     fbf_jbuf_lit(b, "}");
 }
 

@@ -117,6 +117,8 @@ static void job_json(const fbf_replay *r, uint32_t job, fbf_jbuf *b)
     fbf_jbuf_int(b, wj->res);
     fbf_jbuf_lit(b, ",\"profile\":");
     fbf_jbuf_str(b, r->wl->profiles[wj->profile].name);
+    if (wj->extra)
+        fbf_jbuf_raw(b, wj->extra, strlen(wj->extra));
     fbf_jbuf_lit(b, "}");
 }
 
