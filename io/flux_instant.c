@@ -90,7 +90,9 @@ static void take_spec(fbf_flux_session *s, specs *p, size_t i, double now)
     j->ntasks = spec.ntasks > UINT32_MAX ? UINT32_MAX : (uint32_t)spec.ntasks;
     p->desc[r] = (fbf_job_desc){.res = spec.ncores,
                                 .walltime = spec.duration > 0 ? spec.duration : -1,
-                                .subtime = isnan(j->t_submit) ? now : j->t_submit};
+                                .subtime = isnan(j->t_submit) ? now : j->t_submit,
+                                .priority = j->priority,
+                                .delay = NAN};
 }
 
 /* The jobspec of every job that reaches the engine for the first time at

@@ -424,6 +424,27 @@ static int on_cancel(fbf_flux_session *s, const fbf_flux_in *in)
     return keep(s, FBF_FLUX_IN_CANCEL, k);
 }
 
+/* RFC 27: new priorities for jobs, never answered; a waiting job takes
+ * its new place in the queue at the next decision. Jobs fastbf does not
+ * know, or that no longer wait, keep the priority for a later alloc. */
+static int on_prioritize(fbf_flux_session *s, const fbf_flux_in *in)
+{
+    fbf_engine *e = fbf_session_engine(s->core);
+    for (size_t i = 0; i < in->nprio; i++) {
+        uint32_t k = fbf_flux_table_find(&s->jobs, in->prio[i].id);
+        if (k == FBF_FJ_NONE)
+            continue;
+        fbf_flux_job *j = &s->jobs.v[k];
+        j->priority = in->prio[i].priority;
+        fbf_error inner;
+        if (j->h != FBF_JOB_NONE && fbf_engine_job_state(e, j->h) == FBF_JOB_WAITING &&
+            fbf_engine_set_priority(e, j->h, j->priority, &inner) < 0 && s->opt.session.log)
+            fprintf(s->opt.session.log, "fastbf: sched.prioritize of job %llu: %s\n",
+                    (unsigned long long)in->prio[i].id, inner.text);
+    }
+    return 0;
+}
+
 static int dispatch(fbf_flux_session *s, const fbf_flux_in *in, const fbf_flux_msg *m,
                     fbf_error *err)
 {
@@ -447,10 +468,7 @@ static int dispatch(fbf_flux_session *s, const fbf_flux_in *in, const fbf_flux_m
     case FBF_FLUX_IN_ALLOC: rc = on_alloc(s, in, m); break;
     case FBF_FLUX_IN_FREE: rc = on_free(s, in, m); break;
     case FBF_FLUX_IN_CANCEL: rc = on_cancel(s, in); break;
-    case FBF_FLUX_IN_PRIORITIZE:
-        /* Queue orders by priority come with the priority order: until
-         * then a job's place stays its submission's. */
-        return 0;
+    case FBF_FLUX_IN_PRIORITIZE: return on_prioritize(s, in);
     case FBF_FLUX_IN_INSTANT:
         if (!(in->now >= s->last_now)) {
             snprintf(why, sizeof why, "sim.instant: now: %.17g is before the last instant's "

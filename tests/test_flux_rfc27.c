@@ -338,6 +338,31 @@ static void prioritize_never_answered(void **state)
     assert_null(strstr(fbf_test_flux_warned(&T), "refused"));
 }
 
+/* RFC 27's queue order is priority, then submit time, and prioritize
+ * reorders the waiting jobs: on a full platform, job 3, submitted last
+ * with the lowest priority, then raised above the others, starts first
+ * when the cores come free. */
+static void prioritize_reorders(void **state)
+{
+    fbf_test_flux_handshake(&T, NULL);
+    fbf_test_flux_jobspec(&T, 1, 4, 100);
+    fbf_test_flux_jobspec(&T, 2, 4, 10);
+    fbf_test_flux_jobspec(&T, 3, 4, 10);
+    alloc_req(1);
+    fbf_test_flux_instant(&T, 0);
+    alloc_req(2);
+    fbf_test_flux_req(&T, FBF_FLUX_ALLOC, "{\"id\":3,\"priority\":1,\"userid\":5588}");
+    fbf_test_flux_instant(&T, 1);
+    fbf_test_flux_send(&T, REQ, FBF_FLUX_F_NORESPONSE, FBF_FLUX_NODEID_ANY, 0,
+                       FBF_FLUX_PRIORITIZE, "{\"jobs\":[[3,30]]}");
+    fbf_test_flux_instant(&T, 2);
+    free_req(1);
+    const char *got = fbf_test_flux_instant(&T, 50);
+    if (!strstr(got, "resp sched.alloc e=0 m=0 {\"id\":3,\"type\":0") ||
+        strstr(got, "{\"id\":2,\"type\":0"))
+        fail_msg("job 3, raised to priority 30, does not start before job 2 (16):\n%s", got);
+}
+
 /* Free: answered {"id": J} once processed; the cores are free again
  * at that instant. */
 static void free_answered_and_cores_reused(void **state)
@@ -571,6 +596,7 @@ int main(void)
         S(annotate_takes_estimate_back),
         S(cancel_only_a_pending_alloc),
         S(prioritize_never_answered),
+        S(prioritize_reorders),
         S(free_answered_and_cores_reused),
         S(one_request_in_flight_per_job),
         S(hello_jobs_hold_their_cores),

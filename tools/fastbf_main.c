@@ -380,6 +380,9 @@ int main(int argc, char **argv)
     bool flux = strcmp(protocol, "flux") == 0;
     if (!v2 && !v5 && !flux && strcmp(protocol, "batsim4") != 0)
         return bad_usage("--protocol: '%s' is not batsim4, batsim5, batsim2 or flux", protocol);
+    /* RFC 27's queue order: priority, then submit time. */
+    if (flux && !choice.order)
+        choice.order = "priority";
     if (!flux && flux_only)
         return bad_usage("%s", "--flux-mode, --flux-ranks and --flux-cores go with --protocol "
                                "flux");

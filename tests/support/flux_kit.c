@@ -16,6 +16,7 @@
 #include "io/flux_codec.h"
 #include "io/flux_job.h"
 #include "io/jbuf.h"
+#include "policies/orders/registry.h"
 #include "policies/registry.h"
 
 void fbf_test_flux_open(fbf_test_flux *t, const char *policy, fbf_flux_mode mode,
@@ -29,9 +30,11 @@ void fbf_test_flux_open(fbf_test_flux *t, const char *policy, fbf_flux_mode mode
     assert_non_null(t->kvs);
     assert_non_null(t->warn);
     fbf_flux_options o = {
+        /* RFC 27's queue order, as fastbf --protocol flux sets it. */
         .session = {.engine = {.policy = pe->ops,
                                .reservation_depth = pe->default_depth,
-                               .workers = 1}},
+                               .workers = 1,
+                               .order = fbf_order_lookup("priority")}},
         .mode = mode,
         .nranks = ranks,
         .cores_per_rank = cores,
