@@ -178,7 +178,7 @@ void fbf_jsc_take_records(fbf_jsc *j, fbf_jbuf *out)
 
 /* ---- updates ---- */
 
-int fbf_jsc_ask(fbf_jsc *j, fbf_jsc_op op, const char *id, double walltime, uint64_t token)
+int fbf_jsc_ask(fbf_jsc *j, fbf_jsc_op op, const char *id, double value, uint64_t token)
 {
     char *copy = strdup(id);
     if (!copy)
@@ -197,7 +197,7 @@ int fbf_jsc_ask(fbf_jsc *j, fbf_jsc_op op, const char *id, double walltime, uint
     }
     if (rc == 0) {
         j->updates[j->nupdates++] =
-            (fbf_jsc_update){.op = op, .id = copy, .walltime = walltime, .token = token};
+            (fbf_jsc_update){.op = op, .id = copy, .value = value, .token = token};
         atomic_store_explicit(&j->has_updates, true, memory_order_relaxed);
     }
     pthread_mutex_unlock(&j->mu);

@@ -122,12 +122,12 @@ uint64_t fbf_jsc_records(const fbf_jsc *j);
 
 /* ---- updates: asked on the control endpoint, applied by the I/O thread ---- */
 
-typedef enum fbf_jsc_op { FBF_JSC_CANCEL, FBF_JSC_WALLTIME } fbf_jsc_op;
+typedef enum fbf_jsc_op { FBF_JSC_CANCEL, FBF_JSC_WALLTIME, FBF_JSC_PRIORITY } fbf_jsc_op;
 
 typedef struct fbf_jsc_update {
     fbf_jsc_op op;
     char *id;
-    double walltime;
+    double value; /* FBF_JSC_WALLTIME: seconds; FBF_JSC_PRIORITY: the priority */
     uint64_t token; /* the control thread's, to answer the asker */
 } fbf_jsc_update;
 

@@ -75,7 +75,7 @@ struct fbf_jsc {
 };
 
 /* jsc.c: the control thread asks for an update (copies id). -ENOMEM. */
-int fbf_jsc_ask(fbf_jsc *j, fbf_jsc_op op, const char *id, double walltime, uint64_t token);
+int fbf_jsc_ask(fbf_jsc *j, fbf_jsc_op op, const char *id, double value, uint64_t token);
 /* jsc.c: the records published since the last call, into out (swapped:
  * the caller owns what it gets, and gives an empty buffer back). */
 void fbf_jsc_take_records(fbf_jsc *j, fbf_jbuf *out);

@@ -190,12 +190,21 @@ static const char *ask_update(fbf_jsc_server *s, const fbf_jcb *c, const char *k
         return fbf_jsc_ask(s->j, FBF_JSC_CANCEL, c->id, NAN, token) < 0 ? "out of memory" : NULL;
     }
     if (strcmp(key, "priority") == 0) {
-        snprintf(why, cap, "key \"priority\": fastbf orders its queue by submission here (no "
-                 "priority order in this build)");
-        return why;
+        if (!cJSON_IsNumber(inner) || !isfinite(inner->valuedouble)) {
+            snprintf(why, cap, "value.priority: expected a finite number");
+            return why;
+        }
+        if (c->state != FBF_J_SCHEDREQ) {
+            snprintf(why, cap, "job %s is %s: only a waiting job's priority can change", c->id,
+                     fbf_jsc_state_name(c->state));
+            return why;
+        }
+        return fbf_jsc_ask(s->j, FBF_JSC_PRIORITY, c->id, inner->valuedouble, token) < 0
+                   ? "out of memory"
+                   : NULL;
     }
-    snprintf(why, cap, "key \"%.60s\" cannot be updated: rdesc (its walltime) and state-pair "
-             "(a cancel) can", key);
+    snprintf(why, cap, "key \"%.60s\" cannot be updated: rdesc (its walltime), priority and "
+             "state-pair (a cancel) can", key);
     return why;
 }
 

@@ -20,6 +20,10 @@
  *    "value": {"rdesc": {"walltime": W}}}            a waiting job's walltime
  *   {"op": "update", "jobid": "ID", "key": "state-pair",
  *    "value": {"state-pair": {"nstate": 10}}}        cancel (J_CANCELLED)
+ *   {"op": "update", "jobid": "ID", "key": "priority",
+ *    "value": {"priority": P}}                       a waiting job's priority
+ *                                                  (its place under the
+ *                                                  priority order, D9)
  * A query or a list is answered at once from the mirror; an update when
  * the I/O thread has applied it, at the scheduler's next decision point
  * ({"result": "done"}). A cancel rejects a waiting job (Batsim: REJECT_JOB;

@@ -50,10 +50,15 @@ static int apply(fbf_session *s, const fbf_jsc_update *u, char *why, size_t cap)
     fbf_error inner;
     int rc;
     if (u->op == FBF_JSC_WALLTIME) {
-        if ((rc = fbf_engine_set_walltime(e, h, u->walltime, &inner)) < 0)
+        if ((rc = fbf_engine_set_walltime(e, h, u->value, &inner)) < 0)
             snprintf(why, cap, "%s", inner.text);
         else
-            fbf_jsc_walltime(j, u->id, u->walltime);
+            fbf_jsc_walltime(j, u->id, u->value);
+        return rc;
+    }
+    if (u->op == FBF_JSC_PRIORITY) {
+        if ((rc = fbf_engine_set_priority(e, h, u->value, &inner)) < 0)
+            snprintf(why, cap, "%s", inner.text);
         return rc;
     }
     if (st == FBF_JOB_WAITING) {

@@ -32,6 +32,7 @@
 #include "io/jsc.h"
 #include "io/jsc_client.h"
 #include "io/jsc_server.h"
+#include "policies/orders/registry.h"
 #include "policies/registry.h"
 #include "support/bv4_kit.h"
 #include "support/flux_kit.h"
@@ -115,18 +116,21 @@ static void await_notices(ctl *c, seen *s, const char *last)
 
 /* ---- Batsim v4 ---- */
 
-static fbf_bv4_session *v4(const char *policy, fbf_jsc *j)
+static fbf_bv4_session *v4_ordered(const char *policy, const char *order, fbf_jsc *j)
 {
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
     fbf_bv4_options o = {.engine = {.policy = pe->ops,
                                     .reservation_depth = pe->default_depth,
-                                    .workers = 1},
+                                    .workers = 1,
+                                    .order = order ? fbf_order_lookup(order) : NULL},
                          .jsc = j};
     fbf_error err;
     fbf_bv4_session *s = fbf_bv4_session_create(&o, &err);
     assert_non_null(s);
     return s;
 }
+
+static fbf_bv4_session *v4(const char *policy, fbf_jsc *j) { return v4_ordered(policy, NULL, j); }
 
 static void batsim_states_and_keys(void **state)
 {
@@ -275,7 +279,11 @@ static void batsim_updates(void **state)
         {"w0!4", "rdesc", "{\"walltime\":5}",
          "value: expected {\"rdesc\": ...}: JSC's update names its key at the top"},
         {"w0!4", "jobid", "{\"jobid\":5}",
-         "key \"jobid\" cannot be updated: rdesc (its walltime) and state-pair (a cancel) can"},
+         "key \"jobid\" cannot be updated: rdesc (its walltime), priority and state-pair (a "
+         "cancel) can"},
+        {"w0!4", "priority", "{\"priority\":5}",
+         "job w0!4 is running: only a waiting job's priority can change"},
+        {"w0!4", "priority", "{\"priority\":\"high\"}", "value.priority: expected a finite number"},
         {"w0!7", "rdesc", "{\"rdesc\":{\"walltime\":5}}", "unknown job w0!7"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -284,6 +292,30 @@ static void batsim_updates(void **state)
         assert_true(b.rc < 0);
         assert_string_equal(b.why, bad[i].why);
     }
+    fbf_bv4_session_destroy(s);
+    ctl_close(&c);
+}
+
+/* Under the priority order, a waiting job raised above the others starts
+ * first when machines come free. */
+static void batsim_priority_update(void **state)
+{
+    (void)state;
+    ctl c;
+    ctl_open(&c, FBF_JSC_BATSIM, 1);
+    fbf_bv4_session *s = v4_ordered("fcfs", "priority", c.j);
+    fbf_test_bv4_ok(s, fbf_test_bv4_begins(4, ""), "");
+    fbf_test_bv4_ok(s, M("{'now':0,'events':[%s,%s,%s]}", SUB(0, "w0!1", 4, 100),
+                         SUB(0, "w0!2", 4, 50), SUB(0, "w0!3", 4, 50)),
+                    "EXECUTE_JOB w0!1 0-3");
+    upd u = UPD(&c, "w0!3", "priority", "{\"priority\":7}");
+    pthread_t t = update_async(&u);
+    fbf_test_bv4_ok(s, M("{'now':1,'events':[]}"), "");
+    pthread_join(t, NULL);
+    if (u.rc != 0)
+        fail_msg("update: %s", u.why);
+    fbf_test_bv4_ok(s, M("{'now':100,'events':[%s]}", fbf_test_done(100, "w0!1", "0-3")),
+                    "EXECUTE_JOB w0!3 0-3");
     fbf_bv4_session_destroy(s);
     ctl_close(&c);
 }
@@ -372,6 +404,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(batsim_states_and_keys),
         cmocka_unit_test(batsim_updates),
+        cmocka_unit_test(batsim_priority_update),
         cmocka_unit_test(flux_jobs),
         cmocka_unit_test(endpoints),
     };
