@@ -90,7 +90,7 @@ int fbf_engine_give_up_due(fbf_engine *e);
 double fbf_engine_next_give_up(fbf_engine *e);
 
 
-/* engine.c */
+/* holds.c */
 /* Holds the machines of set (a copy is kept) from start for walltime (its
  * end, start + walltime, INFINITY when unknown): a pseudo-job of as many
  * resources. from_free: take them out of the free set (they must all be
@@ -110,6 +110,8 @@ int fbf_engine_hold_machine(fbf_engine *e, uint32_t m, double end, bool from_fre
 /* Ends a hold: the policy hears it as a job end (job_ended); to_free puts
  * the machine back in the free set. */
 int fbf_engine_unhold_machine(fbf_engine *e, fbf_job_h h, bool to_free);
+
+/* engine.c */
 /* The free (hence ON) machines. */
 const fbf_idset *fbf_engine_free_set(const fbf_engine *e);
 int64_t fbf_engine_depth(const fbf_engine *e);
