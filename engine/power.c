@@ -131,7 +131,8 @@ int fbf_power_leave_holds(fbf_power *p, fbf_engine *e, const fbf_idset *set, boo
     int rc = fbf_mruns_each(&p->runs, set, note_leaving, p);
     if (rc < 0)
         return rc;
-    qsort(p->leave, p->nl, sizeof *p->leave, leaving_cmp);
+    if (p->nl > 1)
+        qsort(p->leave, p->nl, sizeof *p->leave, leaving_cmp);
     for (size_t i = 0; i < p->nl;) {
         fbf_job_h h = p->leave[i].hold;
         fbf_idset_clear(&p->set);
