@@ -6,6 +6,10 @@
  * the mutex; a worker runs exactly one phase per generation; `pending`
  * counts workers that have not finished the current phase and reaches 0
  * exactly once per phase.
+ *
+ * One worker is the owner itself: with n == 1 there is no thread, no ring
+ * and no barrier; a post is applied at once and a phase is a call, on the
+ * owner's thread (the ownership rules of pool.h then hold trivially).
  */
 #include "engine/pool.h"
 
@@ -38,6 +42,7 @@ struct fbf_pool {
     uint64_t generation;
     unsigned pending;
     bool stop;
+    bool solo; /* n == 1: the owner does the work (see above) */
     fbf_pool_phase_fn fn;
     void *arg;
 };
@@ -92,6 +97,9 @@ fbf_pool *fbf_pool_create(unsigned n, fbf_pool_apply_fn apply, void *ctx)
     p->n = n;
     p->apply = apply;
     p->ctx = ctx;
+    p->solo = n == 1;
+    if (p->solo)
+        return p;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -138,6 +146,10 @@ void fbf_pool_destroy(fbf_pool *p)
 {
     if (!p)
         return;
+    if (p->solo) {
+        free(p);
+        return;
+    }
     pthread_mutex_lock(&p->mu);
     p->stop = true;
     pthread_cond_broadcast(&p->go);
@@ -157,6 +169,11 @@ unsigned fbf_pool_size(const fbf_pool *p) { return p->n; }
 
 void fbf_pool_run(fbf_pool *p, fbf_pool_phase_fn fn, void *arg)
 {
+    if (p->solo) {
+        if (fn)
+            fn(arg, 0);
+        return;
+    }
     pthread_mutex_lock(&p->mu);
     p->fn = fn;
     p->arg = arg;
@@ -170,6 +187,10 @@ void fbf_pool_run(fbf_pool *p, fbf_pool_phase_fn fn, void *arg)
 
 void fbf_pool_post(fbf_pool *p, unsigned w, uint64_t msg)
 {
+    if (p->solo) {
+        p->apply(p->ctx, 0, msg);
+        return;
+    }
     worker *wk = &p->w[w];
     while (!ck_ring_enqueue_spsc(&wk->ring, wk->buf, (void *)(uintptr_t)msg))
         fbf_pool_sync(p, 0); /* ring full: let every worker drain */
@@ -178,6 +199,8 @@ void fbf_pool_post(fbf_pool *p, unsigned w, uint64_t msg)
 
 void fbf_pool_sync(fbf_pool *p, unsigned inline_below)
 {
+    if (p->solo)
+        return; /* every post was applied when made */
     unsigned total = 0;
     for (unsigned i = 0; i < p->n; i++)
         total += p->w[i].posted;

@@ -21,6 +21,11 @@
  * condition variables, which orders all memory before and after.
  *
  * Lock order: there is one mutex; nothing else is locked while holding it.
+ *
+ * With one worker the owner is the worker: no thread is started, a post
+ * is applied at once (apply(ctx, 0, msg) on the owner's thread) and a
+ * phase is a plain call, so a single-threaded engine pays for no ring,
+ * wake-up or barrier.
  */
 #ifndef FBF_POOL_H
 #define FBF_POOL_H

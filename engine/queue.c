@@ -302,6 +302,15 @@ void fbf_queue_iter_init_lazy(fbf_queue_iter *it, const fbf_partition *parts, un
 
 fbf_job_h fbf_queue_iter_next(fbf_queue_iter *it, fbf_jobs *js)
 {
+    if (it->n == 1 && it->parts[0].mode != FBF_QUEUE_TREE) {
+        /* One partition in list form (one worker): its order is the queue's. */
+        fbf_job_h h = it->cur[0] == UNSTARTED ? it->parts[0].head : it->cur[0];
+        if (h != NONE)
+            it->cur[0] = fbf_jobs_get(js, h)->next;
+        else
+            it->cur[0] = NONE;
+        return h;
+    }
     unsigned best = it->n;
     const fbf_job *bj = NULL;
     for (unsigned i = 0; i < it->n; i++) {

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +125,46 @@ static void test_pool_destroy_drains(void **state)
     }
 }
 
+/* One worker is the owner: a post is applied at once and a phase runs on
+ * the calling thread, so --workers 1 has no thread to wake. */
+typedef struct solo_log {
+    pthread_t owner;
+    unsigned applied, phases, off_thread;
+} solo_log;
+
+static void solo_apply(void *ctx, unsigned w, uint64_t msg)
+{
+    solo_log *l = ctx;
+    l->applied += w == 0 && msg == l->applied;
+    l->off_thread += !pthread_equal(pthread_self(), l->owner);
+}
+
+static void solo_phase(void *arg, unsigned w)
+{
+    solo_log *l = arg;
+    l->phases += w == 0;
+    l->off_thread += !pthread_equal(pthread_self(), l->owner);
+}
+
+static void test_pool_one_worker_is_the_owner(void **state)
+{
+    (void)state;
+    solo_log l = {.owner = pthread_self()};
+    fbf_pool *p = fbf_pool_create(1, solo_apply, &l);
+    assert_non_null(p);
+    assert_int_equal(fbf_pool_size(p), 1);
+    for (uint64_t m = 0; m < 100000; m++) {
+        fbf_pool_post(p, 0, m);
+        assert_int_equal(l.applied, m + 1); /* applied when posted */
+    }
+    fbf_pool_sync(p, 0);
+    fbf_pool_run(p, solo_phase, &l);
+    fbf_pool_run(p, NULL, NULL);
+    fbf_pool_run_inline(p, solo_phase, &l);
+    assert_int_equal(l.phases, 2);
+    assert_int_equal(l.off_thread, 0);
+    fbf_pool_destroy(p);
+}
 
 int main(void)
 {
@@ -131,6 +172,7 @@ int main(void)
         cmocka_unit_test(test_pool_delivery_and_phases),
         cmocka_unit_test(test_pool_full_ring),
         cmocka_unit_test(test_pool_destroy_drains),
+        cmocka_unit_test(test_pool_one_worker_is_the_owner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
