@@ -1,5 +1,6 @@
 /*
- * pool: the worker threads and the hand-offs between them and the owner.
+ * pool: the worker threads and the hand-offs between them and the owner
+ * (docs/threads.md lists every thread of the process).
  *
  * DESIGN. One owner thread (the engine's caller: fastbf's I/O thread)
  * drives N worker threads in phases:
