@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -130,11 +131,13 @@ static void tool_commands(void **state)
     assert_int_equal(access(ready, F_OK), 0);
     pthread_create(&t1, NULL, run_bg, &up);
     /* Decision points until the update, applied at one of them, makes
-     * EASY backfill job 3 (1 core for 50 s before 1's end at 100). */
+     * EASY backfill job 3 (1 core for 50 s before 1's end at 100). They
+     * stay at now = 1, so that a slow start of fastbf-jstat on a busy
+     * machine cannot push the backfill window past its end. */
     bool backfilled = false;
-    for (int now = 1; now < 60 && !backfilled; now++) {
+    for (int i = 0; i < 600 && !backfilled; i++) {
         char *reply = NULL;
-        assert_true(fbf_test_peer_request(&p, M("{'now':%d,'events':[]}", now), &reply, MS) > 0);
+        assert_true(fbf_test_peer_request(&p, M("{'now':1,'events':[]}"), &reply, MS) > 0);
         backfilled = strstr(reply, "\"EXECUTE_JOB\",\"data\":{\"job_id\":\"w0!3\",\"alloc\":\"3\"");
         free(reply);
         if (!backfilled)
@@ -181,7 +184,7 @@ static void tool_commands(void **state)
 
 typedef struct watcher {
     char control[300];
-    atomic_bool done;
+    atomic_bool done, subscribed;
     long notices, lists, queries;
     char fault[256];
     int last[200000]; /* the last state seen per job number */
@@ -198,8 +201,7 @@ static int on_change(const char *jcb, void *arg, int errnum)
     const char *bang = cJSON_IsString(id) ? strchr(id->valuestring, '!') : NULL;
     long k = bang ? atol(bang + 1) : (long)(w->notices % 200000);
     if (bang && k >= 0 && k < 200000) {
-        /* A job's changes come in order: each starts where the last left
-         * it (the first ones may be missed while the subscription forms). */
+        /* A job's changes come in order: each starts where the last left it. */
         if (w->last[k] && w->last[k] != os + 100 && !w->fault[0])
             snprintf(w->fault, sizeof w->fault, "job %s: %d->%d after %d", id->valuestring, os,
                      ns, w->last[k] - 100);
@@ -214,12 +216,18 @@ static void *watch(void *arg)
 {
     watcher *w = arg;
     fbf_error err;
-    fbf_jsc_client *c = fbf_jsc_client_open(w->control, 300, &err);
-    if (!c || fbf_jsc_notify_status(c, on_change, w, &err) < 0) {
+    /* A generous timeout: on a busy machine an answer can take a while. */
+    fbf_jsc_client *c = fbf_jsc_client_open(w->control, 3000, &err);
+    int rc = !c ? -1 : fbf_jsc_notify_status(c, on_change, w, &err);
+    if (rc == 0 && fbf_jsc_subscribed(c, MS) < 0)
+        rc = fbf_errorf(&err, -ETIMEDOUT, "no welcome from fastbf within %d ms", MS);
+    if (rc < 0) {
         snprintf(w->fault, sizeof w->fault, "attach: %.200s", err.text);
         fbf_jsc_client_close(c);
+        atomic_store(&w->subscribed, true); /* nothing to wait for */
         return NULL;
     }
+    atomic_store(&w->subscribed, true);
     while (!atomic_load(&w->done)) {
         fbf_jsc_dispatch(c, 20);
         char *json = NULL;
@@ -236,24 +244,50 @@ static void *watch(void *arg)
     return NULL;
 }
 
-/* Runs program with args, a watcher attached to control meanwhile. */
-static void run_watched(const char *program, const char *const *args, const char *control,
-                        watcher *w)
+/* fastbf, run on a thread until the simulation ends. */
+typedef struct sched_run {
+    const char *const *args;
+    int rc;
+    char *err;
+} sched_run;
+
+static void *run_sched(void *arg)
+{
+    sched_run *r = arg;
+    r->rc = fbf_test_run_program(fbf_test_replay_fastbf_path(), r->args, 300000, NULL, &r->err);
+    return NULL;
+}
+
+/* Starts fastbf with sched_args (which carry --control and --endpoint),
+ * attaches a watcher and waits until it hears every change, then runs
+ * program with args (a peer of that endpoint), the watcher listing and
+ * querying meanwhile: so the watcher surely sees the whole run. */
+static void run_watched(const char *const *sched_args, const char *program,
+                        const char *const *args, const char *control, watcher *w)
 {
     memset(w, 0, sizeof *w);
     snprintf(w->control, sizeof w->control, "%.250s", control);
     atomic_init(&w->done, false);
-    pthread_t t;
-    pthread_create(&t, NULL, watch, w);
+    atomic_init(&w->subscribed, false);
+    sched_run sr = {sched_args, 0, NULL};
+    pthread_t ts, tw;
+    pthread_create(&ts, NULL, run_sched, &sr);
+    pthread_create(&tw, NULL, watch, w);
+    while (!atomic_load(&w->subscribed))
+        usleep(1000);
     char *err = NULL;
-    int rc = fbf_test_run_program(program, args, 300000, NULL, &err);
+    int rc = w->fault[0] ? 0 : fbf_test_run_program(program, args, 300000, NULL, &err);
     atomic_store(&w->done, true);
-    pthread_join(t, NULL);
-    if (rc != 0)
-        fail_msg("%s: exit %d: %s", program, rc, err);
-    free(err);
+    pthread_join(tw, NULL);
+    pthread_join(ts, NULL);
     if (w->fault[0])
         fail_msg("watcher: %s", w->fault);
+    if (rc != 0)
+        fail_msg("%s: exit %d: %s", program, rc, err);
+    if (sr.rc != 0)
+        fail_msg("fastbf: exit %d: %s", sr.rc, sr.err);
+    free(err);
+    free(sr.err);
     assert_true(w->notices > 0);
     assert_true(w->lists > 0);
 }
@@ -275,29 +309,31 @@ static void same_csv(const char *a, const char *b)
 static void attach_v4(void **state)
 {
     const char *plain = fbf_test_tmp_path("v4-plain"), *seen = fbf_test_tmp_path("v4-seen");
-    char control[256], sched[600];
+    char control[256], endpoint[256], sched[600];
     snprintf(control, sizeof control, "ipc://%s", fbf_test_tmp_path("v4-ctl"));
+    snprintf(endpoint, sizeof endpoint, "ipc://%s", fbf_test_tmp_path("v4-ep"));
     snprintf(sched, sizeof sched, "%s --policy conservative", fbf_test_replay_fastbf_path());
     const char *a1[] = {KTH, "--max-jobs", JOBS, "--scheduler", sched, "--out", plain, NULL};
     char *err = NULL;
     assert_int_equal(fbf_test_replay_run(a1, 300000, NULL, &err), 0);
     free(err);
-    snprintf(sched, sizeof sched, "%s --policy conservative --control %s",
-             fbf_test_replay_fastbf_path(), control);
-    const char *a2[] = {KTH, "--max-jobs", JOBS, "--scheduler", sched, "--out", seen, NULL};
+    const char *s2[] = {"--policy", "conservative", "--control", control,
+                        "--endpoint", endpoint, NULL};
+    const char *a2[] = {KTH, "--max-jobs", JOBS, "--endpoint", endpoint, "--out", seen, NULL};
     watcher *w = calloc(1, sizeof *w);
-    run_watched(fbf_test_replay_path(), a2, control, w);
+    run_watched(s2, fbf_test_replay_path(), a2, control, w);
     free(w);
     same_csv(plain, seen);
 }
 
 static void attach_flux(void **state)
 {
-    char sim[512], port[16], control[256], sched[800];
+    char sim[512], port[16], control[256], endpoint[256], sched[800];
     snprintf(sim, sizeof sim, "%s/fastbf-fluxsim",
              getenv("FBF_BUILD_DIR") ? getenv("FBF_BUILD_DIR") : FBF_BUILD_DIR);
     snprintf(port, sizeof port, "%d", fbf_test_redis_shared()->port);
     snprintf(control, sizeof control, "ipc://%s", fbf_test_tmp_path("fx-ctl"));
+    snprintf(endpoint, sizeof endpoint, "ipc://%s", fbf_test_tmp_path("fx-ep"));
     const char *plain = fbf_test_tmp_path("fx-plain"), *seen = fbf_test_tmp_path("fx-seen");
     const char *redis = fbf_test_redis_addr(fbf_test_redis_shared());
     snprintf(sched, sizeof sched, "%s --protocol flux --flux-ranks 100 --redis-port %s --policy "
@@ -307,12 +343,12 @@ static void attach_flux(void **state)
     char *err = NULL;
     assert_int_equal(fbf_test_run_program(sim, a1, 300000, NULL, &err), 0);
     free(err);
-    snprintf(sched, sizeof sched, "%s --protocol flux --flux-ranks 100 --redis-port %s --policy "
-             "easy --control %s", fbf_test_replay_fastbf_path(), port, control);
-    const char *a2[] = {KTH, "--max-jobs", JOBS, "--redis", redis, "--scheduler", sched,
+    const char *s2[] = {"--protocol", "flux", "--flux-ranks", "100", "--redis-port", port,
+                        "--policy", "easy", "--control", control, "--endpoint", endpoint, NULL};
+    const char *a2[] = {KTH, "--max-jobs", JOBS, "--redis", redis, "--endpoint", endpoint,
                         "--out", seen, "--quiet", NULL};
     watcher *w = calloc(1, sizeof *w);
-    run_watched(sim, a2, control, w);
+    run_watched(s2, sim, a2, control, w);
     free(w);
     same_csv(plain, seen);
 }
