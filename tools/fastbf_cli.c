@@ -258,34 +258,22 @@ int fbf_cli_parse(fbf_cli *o, int argc, char **argv)
         case 'v': verbose = true; break;
         case 'T': stats = true; break;
         case 't': tag_starts = true; break;
-        case 'W': {
-            char *end;
-            errno = 0;
-            max_wait = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !(max_wait > 0) || isinf(max_wait))
+        case 'W':
+            if (!parse_seconds(optarg, &max_wait) || !(max_wait > 0))
                 return fbf_cli_bad_usage("--max-wait: '%s' is not a number of seconds > 0", optarg);
             break;
-        }
-        case 'k': {
-            char *end;
-            errno = 0;
-            kill_after = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !(kill_after > 0) || isinf(kill_after))
+        case 'k':
+            if (!parse_seconds(optarg, &kill_after) || !(kill_after > 0))
                 return fbf_cli_bad_usage("--kill-after: '%s' is not a number of seconds > 0",
                                          optarg);
             break;
-        }
         case 'r': reg_path = optarg; break;
         case 'L': skip_short = true; break;
-        case 'P': {
-            char *end;
-            errno = 0;
-            pause = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !(pause > 0) || isinf(pause))
+        case 'P':
+            if (!parse_seconds(optarg, &pause) || !(pause > 0))
                 return fbf_cli_bad_usage("--register-pause: '%s' is not a number of seconds > 0",
                                          optarg);
             break;
-        }
         case 'E':
             if (!parse_seconds(optarg, &power.timeout))
                 return fbf_cli_bad_usage("--energy-saving: '%s' is not a number of seconds >= 0",
