@@ -1,6 +1,6 @@
 /*
- * test_cells: the index over a pass's released ranges (policies/cells.c,
- * used by policies/runs.c) changes which ranges a search visits, never
+ * test_cells: the index over a pass's released ranges (policies/backfilling/cell_runs.c,
+ * used by policies/backfilling/hole_runs.c) changes which ranges a search visits, never
  * which ones it gets: on long random profiles, with ranges added and
  * merged and free() changing (and reported) between searches, the ranges
  * fbf_bf_runs_next gives with the index are exactly those it gives
@@ -19,9 +19,9 @@
 #include <stdlib.h>
 
 #include "engine/profile.h"
-#include "policies/cells.h"
-#include "policies/runs.h"
-#include "policies/stairs.h"
+#include "policies/backfilling/cell_runs.h"
+#include "policies/backfilling/hole_runs.h"
+#include "policies/backfilling/level_runs.h"
 #include "support/testkit.h"
 
 #define CAP 16

@@ -6,7 +6,7 @@
  * workloads with deep queues, early completions (kills are reported the
  * same way) and out-of-order submissions, every start time, allocation,
  * decision and every reservation after every decision point must be the
- * same. Each workload runs the indexed pass two ways (policies/compress.h):
+ * same. Each workload runs the indexed pass two ways (policies/backfilling/tuning.h):
  * as configured by default; and with a run table over every hole, however
  * wide, every batch of arrivals, however small, placed with the corner
  * and fit facts of a burst, and the scratch of every pass freed after it, as after
@@ -26,9 +26,9 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "policies/compress.h"
+#include "policies/backfilling/tuning.h"
 #include "policies/policies.h"
-#include "policies/runs.h"
+#include "policies/backfilling/hole_runs.h"
 #include "support/engine_sim.h"
 #include "support/ref_sched.h"
 

@@ -1,7 +1,7 @@
 /*
  * test_easy_index: the indexed scan of EASY and finite-depth backfilling
  * (the queue-order index that finds the next job able to start, see
- * policies/bf_scan.c) against the plain scan (fbf_backfill_set_plain),
+ * policies/backfilling/may_backfill.c) against the plain scan (fbf_backfill_set_plain),
  * on random workloads with deep queues, ties in res and walltime,
  * walltime-0 jobs, jobs without a walltime (rejected), early completions
  * and out-of-order submissions, some on wide platforms where more

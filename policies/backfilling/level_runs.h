@@ -1,6 +1,6 @@
 /*
  * stairs: the staircase of the runs of free() over a region of the
- * profile, for policies/runs.c's tables, and the staircase of steps
+ * profile, for policies/backfilling/hole_runs.c's tables, and the staircase of steps
  * gathered from several such tables. Private to policies/.
  *
  * Contract. A staircase lists steps (h, w, e) with levels h decreasing

@@ -1,5 +1,5 @@
 /*
- * qindex: treap over queue order with subtree aggregates (see qindex.h).
+ * qindex: treap over queue order with subtree aggregates (see queue_index.h).
  *
  * Invariants: in-order traversal is strictly increasing in the index's
  * order (key, then D1); heap order on prio (parent >= child); for every node,
@@ -18,7 +18,7 @@
  * Groups (the _at functions) are further trees over the same node array,
  * rooted where the caller says; a node belongs to one tree at a time.
  */
-#include "policies/qindex.h"
+#include "policies/backfilling/queue_index.h"
 
 #include <errno.h>
 #include <math.h>

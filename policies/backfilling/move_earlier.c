@@ -1,11 +1,11 @@
 /*
  * compress: the compression pass of conservative backfilling (D7 a) and
  * the queue index of reserved jobs it searches. conservative.c holds the
- * rest of D7; backfill_int.h the shared state.
+ * rest of D7; state.h the shared state.
  *
  * Which jobs can move, the test on a subtree of reserved jobs and the
- * search of a mover's new place: policies/holes.c, with the run tables of
- * policies/runs.c, which replace() keeps told of what each move changes.
+ * search of a mover's new place: policies/backfilling/may_move.c, with the run tables of
+ * policies/backfilling/hole_runs.c, which replace() keeps told of what each move changes.
  * Visiting a job that then does not move changes nothing, so a pass is
  * exact as long as it visits, in queue order, every job the plain pass
  * would move: it asks qi (all reserved jobs, in queue order, with their
@@ -33,11 +33,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policies/backfill_int.h"
+#include "policies/backfilling/state.h"
 #include "policies/common.h"
-#include "policies/compress.h"
-#include "policies/holes.h"
-#include "policies/runs.h"
+#include "policies/backfilling/tuning.h"
+#include "policies/backfilling/may_move.h"
+#include "policies/backfilling/hole_runs.h"
 
 static unsigned runs_share = FBF_RUNS_SPAN_SHARE;
 static size_t runs_cells_from = FBF_RUNS_CELLS_FROM;

@@ -1,7 +1,7 @@
 /*
  * holes: the released ranges and the movement test of conservative
- * backfilling's compression (policies/holes.c), shared with
- * policies/compress.c. Private to policies/.
+ * backfilling's compression (policies/backfilling/may_move.c), shared with
+ * policies/backfilling/move_earlier.c. Private to policies/.
  */
 #ifndef FBF_HOLES_H
 #define FBF_HOLES_H
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policies/backfill_int.h"
+#include "policies/backfilling/state.h"
 
 /* A pass keeps at most this many holes (merging the closest). */
 #define FBF_BF_MAX_HOLES 64

@@ -1,9 +1,9 @@
 /*
  * cells: a segment tree of staircases over equal cells of time; see
- * cells.h for the contract.
+ * cell_runs.h for the contract.
  *
  * Why. At depth a pass releases tens of thousands of ranges, and both the
- * searches of holes.c and the tables of holes (the staircase of all the
+ * searches of may_move.c and the tables of holes (the staircase of all the
  * ranges inside one) visited every range concerned: a hole capped in
  * number can hold most of a pass's ranges, and a move, which changes a
  * few of them, made the next test merge them all again. With a staircase
@@ -16,7 +16,7 @@
  * and every ancestor of a dirty node is dirty, so a clean node is the
  * exact merge of its clean children.
  */
-#include "policies/cells.h"
+#include "policies/backfilling/cell_runs.h"
 
 #include <errno.h>
 #include <math.h>

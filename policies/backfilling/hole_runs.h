@@ -1,7 +1,7 @@
 /*
  * runs: for each released range ("hole") of a conservative compression
  * pass, the longest run of free() >= r that meets it, for every r at once
- * (policies/runs.c). It turns holes.c's movement test on a subtree, "does
+ * (policies/backfilling/hole_runs.c). It turns may_move.c's movement test on a subtree, "does
  * a window of r resources for l seconds fit across this hole", from a
  * walk over the profile into a binary search. Private to policies/.
  *
@@ -26,8 +26,8 @@
 #include <stdint.h>
 
 #include "engine/profile.h"
-#include "policies/backfill_int.h"
-#include "policies/holes.h"
+#include "policies/backfilling/state.h"
+#include "policies/backfilling/may_move.h"
 
 typedef struct fbf_bf_runs fbf_bf_runs;
 
@@ -72,7 +72,7 @@ bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *
 bool fbf_bf_runs_released_at(const fbf_bf_runs *r, double t);
 
 /* Ranges are visited one by one up to this many in a pass; past it an
- * index over them (policies/cells.h) lets searches jump over stretches
+ * index over them (policies/backfilling/cell_runs.h) lets searches jump over stretches
  * where none can hold a window, and hole tables merge whole stretches at
  * once. Tests lower it with fbf_bf_runs_set_cells_from (0: the default),
  * which lasts across resets. */
@@ -105,7 +105,7 @@ int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *
  * res, both a run at least l long and a run ending at or after `end`
  * (one with no table never does); `to` if there is none. One lookup
  * passes over a whole range of holes that all rule both out, through a
- * summary kept over the tables (policies/hsum.h). */
+ * summary kept over the tables (policies/backfilling/runs_over_holes.h). */
 size_t fbf_bf_runs_candidate(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,
                              double now, size_t from, size_t to, uint32_t res, double l,
                              double end);

@@ -2,7 +2,7 @@
  * backfill: the backfilling family, one base with a reservation depth k
  * (scheduling-semantics.md D6, D7, D8). This file holds the ops table and
  * the finite depths; unlimited depth (conservative, D7) lives in
- * policies/conservative.c, the shared state in policies/backfill_int.h.
+ * policies/backfilling/conservative.c, the shared state in policies/backfilling/state.h.
  *
  * Finite k (k = 1 is EASY): every pass recomputes the reservations. The
  * queue is walked in queue order (D9); each of the first k jobs that
@@ -23,7 +23,7 @@
  * holds no reservation, in the backfill order: a job reserved in this pass
  * never fits now (its earliest fit is later, or its res above the free
  * count, and the scan only lowers both), so the scan simply starts from
- * the backfill order's head. The fast path (policies/bf_scan.c) finds
+ * the backfill order's head. The fast path (policies/backfilling/may_backfill.c) finds
  * the same jobs through an index of the waiting queue in
  * O((starts + 1) log N)-ish per pass; see its header for the argument.
  *
@@ -38,7 +38,7 @@
 
 #include "engine/policy_api.h"
 #include "engine/profile.h"
-#include "policies/backfill_int.h"
+#include "policies/backfilling/state.h"
 #include "policies/common.h"
 #include "policies/policies.h"
 

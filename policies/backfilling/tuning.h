@@ -1,6 +1,6 @@
 /*
  * compress: test hooks of conservative backfilling's compression pass
- * (policies/compress.c) and arrivals (policies/conservative.c). Not
+ * (policies/backfilling/move_earlier.c) and arrivals (policies/backfilling/conservative.c). Not
  * thread-safe: set before creating engines.
  */
 #ifndef FBF_COMPRESS_H
@@ -8,11 +8,11 @@
 
 #include <stddef.h>
 
-/* Tests only. span_share for the run tables (policies/runs.h): 0 builds
+/* Tests only. span_share for the run tables (policies/backfilling/hole_runs.h): 0 builds
  * every table, however wide; FBF_RUNS_SPAN_SHARE is the default. */
 void fbf_backfill_set_runs_share(unsigned span_share);
 /* Tests only. How many ranges a pass releases before they are indexed
- * (policies/runs.h: FBF_RUNS_CELLS_FROM, the default, also restored by
+ * (policies/backfilling/hole_runs.h: FBF_RUNS_CELLS_FROM, the default, also restored by
  * 0). The decisions are the same whatever it is. */
 void fbf_backfill_set_runs_cells(size_t from);
 
@@ -21,7 +21,7 @@ void fbf_backfill_set_runs_cells(size_t from);
  * whatever it is. Returns the batches placed with them so far. */
 unsigned long fbf_backfill_set_corner_batch(size_t min_batch);
 /* Tests only. Placements so far whose search started from a fit fact
- * (policies/fits.h) later than their corner's. */
+ * (policies/backfilling/no_fit_before.h) later than their corner's. */
 unsigned long fbf_backfill_fit_starts(void);
 
 /* Tests only. After each decision point, conservative frees the scratch

@@ -1,5 +1,5 @@
 /*
- * stairs: staircases of runs of free(); see stairs.h for the contract.
+ * stairs: staircases of runs of free(); see level_runs.h for the contract.
  *
  * How. A region's step function is swept once with a stack of rising
  * levels (the classic "largest rectangle under a histogram"): every
@@ -14,7 +14,7 @@
  * gathered and rect_top the highest level among them; the level slots
  * (lv) are all clear outside staircase().
  */
-#include "policies/stairs.h"
+#include "policies/backfilling/level_runs.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /*
  * fits: what a batch of conservative arrivals has learnt about where
- * windows cannot start (policies/fits.c). Private to policies/.
+ * windows cannot start (policies/backfilling/no_fit_before.c). Private to policies/.
  *
  * While one batch of arrivals is placed the profile only fills up, so
  * "no window of res r free for w seconds starts in [now, t)" stays true

@@ -1,6 +1,6 @@
 /*
  * hsum: a segment tree of staircases over a pass's hole tables; see
- * hsum.h for the contract.
+ * runs_over_holes.h for the contract.
  *
  * Why. The movement test runs on every subtree a queue search visits,
  * and for each it walked the holes before the subtree's latest
@@ -16,7 +16,7 @@
  * the merge of its clean children), and every ancestor of a dirty node
  * is dirty.
  */
-#include "policies/hsum.h"
+#include "policies/backfilling/runs_over_holes.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -11,8 +11,8 @@
  * (rsv, job), whose stale entries (the job started, or its reservation
  * moved) are dropped lazily and purged when they outnumber live ones.
  *
- * Compression (D7 a) lives in policies/compress.c (the pass and the
- * queue indexes of reserved jobs it searches) and policies/holes.c (the
+ * Compression (D7 a) lives in policies/backfilling/move_earlier.c (the pass and the
+ * queue indexes of reserved jobs it searches) and policies/backfilling/may_move.c (the
  * released ranges and the test of which jobs can move).
  */
 #include <errno.h>
@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policies/backfill_int.h"
+#include "policies/backfilling/state.h"
 #include "policies/common.h"
-#include "policies/compress.h"
-#include "policies/fits.h"
+#include "policies/backfilling/tuning.h"
+#include "policies/backfilling/no_fit_before.h"
 
 int fbf_bf_due_note(fbf_backfill *b, double t, fbf_job_h j)
 {
@@ -240,7 +240,7 @@ static double earliest_from_now(fbf_backfill *b, fbf_sched *s, uint32_t res, dou
  * more res or a longer walltime still walk every run of free() too short
  * for them, and in a million-job burst that walk grew with the schedule.
  * So each placement also teaches its exact (res, walltime) fact
- * (policies/fits.h), and a job starts from the later of its corner's fit
+ * (policies/backfilling/no_fit_before.h), and a job starts from the later of its corner's fit
  * and the fit of the longest walltime of its own res placed before it.
  */
 #define CORNER_RES 64   /* res in [1, 2^32) */

@@ -1,11 +1,11 @@
 /*
  * hsum: a summary tree over the run tables of a compression pass's holes
- * (policies/runs.c), so that the movement test of holes.c finds the holes
+ * (policies/backfilling/hole_runs.c), so that the movement test of may_move.c finds the holes
  * worth testing without looking up every table. Private to policies/.
  *
  * Contract. Leaves are hole indices 0 .. FBF_BF_HSUM_LEAVES - 1. The
  * owner's leaf callback gives hole i's table (a staircase, policies/
- * stairs.h) or says it has none; each node keeps the staircase of the
+ * level_runs.h) or says it has none; each node keeps the staircase of the
  * tables under it (per level the widest run and the latest end), so that
  * one lookup rules out a whole range of holes. Summaries are computed on
  * demand, and the owner reports every change of a hole's table (built,
@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policies/stairs.h"
+#include "policies/backfilling/level_runs.h"
 
 #define FBF_BF_HSUM_LEAVES 64
 

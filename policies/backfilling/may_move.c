@@ -1,6 +1,6 @@
 /*
  * holes: which reserved jobs can move in conservative backfilling's
- * compression (D7 a), for policies/compress.c: the released ranges
+ * compression (D7 a), for policies/backfilling/move_earlier.c: the released ranges
  * ("holes"), the monotone test on a subtree of reserved jobs, and the
  * search of a job's earliest fit near the holes.
  *
@@ -22,10 +22,10 @@
  * min/max rsv) passes whenever some job inside could move; see
  * hole_may_move for the two kinds of window it bounds. It is exact
  * enough on one job that nearly every job visited moves. Over the pass's
- * own holes, the hole's run table (policies/runs.c: the merge of one
+ * own holes, the hole's run table (policies/backfilling/hole_runs.c: the merge of one
  * table per range released inside the hole, each shared by every test
  * until a move changes its region) rules either kind in or out before
- * any walk over the profile (a tree of those tables, policies/hsum.h,
+ * any walk over the profile (a tree of those tables, policies/backfilling/runs_over_holes.h,
  * passes over every hole whose table rules both out at once), and a
  * walk visits only the ranges whose own
  * table leaves room for the window (found through an index of
@@ -45,8 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policies/holes.h"
-#include "policies/runs.h"
+#include "policies/backfilling/may_move.h"
+#include "policies/backfilling/hole_runs.h"
 
 int fbf_bf_holes_push(fbf_bf_holes *hs, double a, double bnd, int64_t mf)
 {
@@ -258,7 +258,7 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
     const fbf_profile *p = c->b->p;
     const fbf_bf_hole *h = &c->b->holes.v[i];
     double stop = fmin(h->b, g->max_rsv), l = g->min_wall * (1 - 1e-9);
-    /* Over the pass's own holes, the hole's run table (policies/runs.c)
+    /* Over the pass's own holes, the hole's run table (policies/backfilling/hole_runs.c)
      * bounds both kinds. A window that fits lies in a run of free() >=
      * min res meeting the hole: for the first kind, one at least l long
      * (the slack covers the rounding of the run's length); for the

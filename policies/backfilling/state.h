@@ -1,7 +1,7 @@
 /*
  * backfill_int: state shared by the backfilling family's two halves,
- * policies/backfill.c (ops table, finite depth: EASY and k, D6/D8) and
- * policies/conservative.c (unlimited depth, D7). Private to policies/.
+ * policies/backfilling/policy.c (ops table, finite depth: EASY and k, D6/D8) and
+ * policies/backfilling/conservative.c (unlimited depth, D7). Private to policies/.
  *
  * Invariant between passes: the profile holds exactly the running jobs'
  * spans [start, est_end), plus, when persistent, every waiting job's
@@ -20,7 +20,7 @@
 
 #include "engine/policy_api.h"
 #include "engine/profile.h"
-#include "policies/qindex.h"
+#include "policies/backfilling/queue_index.h"
 
 typedef struct fbf_bf_rsv_item {
     double t;
@@ -70,17 +70,17 @@ typedef struct fbf_backfill {
     size_t heap_n, heap_cap, live_rsv;
     size_t zero_waiting; /* persistent: waiting jobs of walltime 0 */
     fbf_qindex *qi;      /* persistent, fast: the reserved jobs */
-    fbf_bf_windex *wq; /* finite depth, fast: every waiting job (bf_scan.c) */
+    fbf_bf_windex *wq; /* finite depth, fast: every waiting job (may_backfill.c) */
     bool wq_failed;  /* an insertion into wq failed: reported by decide */
     fbf_bf_holes pending; /* released since the last compression */
     fbf_bf_holes holes;   /* the current compression's released region */
-    fbf_bf_runs *runs;    /* per hole of `holes`, its runs (runs.c; NULL: none) */
+    fbf_bf_runs *runs;    /* per hole of `holes`, its runs (hole_runs.c; NULL: none) */
     bool runs_failed;     /* runs could not be allocated: searches only */
     double max_wall;      /* the longest walltime ever indexed in qi */
     fbf_bf_skip skip[FBF_BF_SKIP_MAX];
     size_t skip_n;
     double *corner;   /* persistent: corner facts of a batch (conservative.c) */
-    struct fbf_bf_fits *fits; /* persistent: fit facts of a batch (fits.h) */
+    struct fbf_bf_fits *fits; /* persistent: fit facts of a batch (no_fit_before.h) */
     uint32_t floor_h; /* the smallest job searched for (floor_d 0: none yet) */
     double floor_d;
     /* Work done (persistent): compression passes, reservations they
@@ -91,12 +91,12 @@ typedef struct fbf_backfill {
 int fbf_backfill_start_job(fbf_backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_reason why,
                            fbf_error *err);
 
-/* backfill.c: the plain scan, in the backfill order, from the place
+/* policy.c: the plain scan, in the backfill order, from the place
  * `after` on (after it when strict; NULL: from the head). */
 int fbf_backfill_plain_scan(fbf_backfill *b, fbf_sched *s, const fbf_qindex_probe *after,
                             bool strict, fbf_error *err);
 
-/* bf_scan.c: the waiting jobs indexed for the finite-depth scan. add:
+/* may_backfill.c: the waiting jobs indexed for the finite-depth scan. add:
  * -ENOMEM (index unchanged); remove: no-op for a job not indexed; update:
  * after the job's rsv changed. */
 fbf_bf_windex *fbf_bf_windex_create(const fbf_order_ops *backfill_order);
@@ -121,7 +121,7 @@ double fbf_backfill_estimate_persistent(fbf_backfill *b, fbf_sched *s, uint32_t 
                                         double walltime);
 void fbf_backfill_fini_persistent(fbf_backfill *b);
 
-/* compress.c: D7 (a), the index of the reserved jobs (qi) and the
+/* move_earlier.c: D7 (a), the index of the reserved jobs (qi) and the
  * released ranges. index_add: -ENOMEM when qi cannot take the job;
  * index_remove: no-op for a job not indexed. */
 int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err);

@@ -1,7 +1,7 @@
 /*
  * bf_scan: the scan of finite-depth backfilling (EASY is depth 1) past
  * the k-th reservation, without walking the queue (b->fast). See
- * backfill.c for the pass around it and backfill_int.h for the state.
+ * policy.c for the pass around it and state.h for the state.
  *
  * The rule. A job J past the boundary starts iff fits(J): J.res <= free
  * and (J.walltime == 0 or minfree(J.walltime) >= J.res), minfree(w) being
@@ -12,7 +12,7 @@
  * the backfill order (D9; the queue order by default), the first job after
  * the boundary that fits, then the first after that one that fits, and so
  * on. Each is found by searches, over trees kept in that order (an order
- * whose keys change with time has no index: backfill.c scans plainly).
+ * whose keys change with time has no index: policy.c scans plainly).
  *
  * Let floor = min free() over [now, inf) (D6's `extra` for EASY: the
  * profile never dips below it) and A = min(free, floor). Every job with
@@ -20,7 +20,7 @@
  * in (A, free], and for a FIXED res r the test is monotone in the
  * walltime alone: minfree(w) is non-increasing in w (now + w rounds
  * monotonically and the window only grows). Hence two kinds of search,
- * both exact prunings of a treap over queue order (policies/qindex.h):
+ * both exact prunings of a treap over queue order (policies/backfilling/queue_index.h):
  *   - `all`, every waiting job, aggregates min res: the first job after p
  *     with res <= A (skip a subtree iff min res > A);
  *   - `byres`, one tree per res value r present in (A, free]: the first
@@ -52,7 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policies/backfill_int.h"
+#include "policies/backfilling/state.h"
 #include "policies/policies.h"
 
 /* The res values of waiting jobs, sorted, each with its tree: sized by
