@@ -107,6 +107,7 @@ fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
         return NULL;
     }
     int rc = e->ops->create(e, cfg->reservation_depth, &e->pstate, err);
+    e->cfg.policy_options = NULL; /* borrowed for create only */
     if (rc < 0) {
         fbf_engine_destroy(e);
         errno = -rc;
@@ -359,6 +360,11 @@ double fbf_engine_estimate_start(fbf_engine *e, int64_t res, double walltime)
         return INFINITY;
     fbf_pool_sync(e->pool, INLINE_SYNC_BELOW);
     return e->ops->estimate(e->pstate, e, (uint32_t)res, walltime);
+}
+
+const void *fbf_engine_policy_state(const fbf_engine *e, const fbf_policy_ops *ops)
+{
+    return e->ops == ops ? e->pstate : NULL;
 }
 
 size_t fbf_engine_policy_counters(const fbf_engine *e, fbf_policy_counter *out, size_t max)

@@ -93,3 +93,4 @@ bool fbf_sched_same_orders(const fbf_sched *s)
 }
 
 fbf_estimate fbf_sched_estimate(const fbf_sched *s) { return s->cfg.estimate; }
+const void *fbf_sched_policy_options(const fbf_sched *s) { return s->cfg.policy_options; }

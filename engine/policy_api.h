@@ -81,6 +81,8 @@ const fbf_order_ops *fbf_sched_order(const fbf_sched *s);
 const fbf_order_ops *fbf_sched_backfill_order(const fbf_sched *s);
 bool fbf_sched_same_orders(const fbf_sched *s);
 fbf_estimate fbf_sched_estimate(const fbf_sched *s);
+/* The config's policy_options (NULL: none); valid during create only. */
+const void *fbf_sched_policy_options(const fbf_sched *s);
 uint32_t fbf_sched_capacity(const fbf_sched *s);
 uint32_t fbf_sched_free(const fbf_sched *s);
 size_t fbf_sched_nb_waiting(const fbf_sched *s);

@@ -17,13 +17,11 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policies/backfilling/state.h"
 #include "policies/common.h"
-#include "policies/backfilling/tuning.h"
 #include "policies/backfilling/no_fit_before.h"
 
 int fbf_bf_due_note(fbf_backfill *b, double t, fbf_job_h j)
@@ -245,21 +243,6 @@ static double earliest_from_now(fbf_backfill *b, fbf_sched *s, uint32_t res, dou
  */
 #define CORNER_RES 64   /* res in [1, 2^32) */
 #define CORNER_WALL 128 /* walltimes in [1, 2^64) */
-#define CORNER_MIN_BATCH 256
-
-static size_t corner_min_batch = CORNER_MIN_BATCH;
-static atomic_ulong corner_batches, fit_starts;
-
-unsigned long fbf_backfill_set_corner_batch(size_t min_batch)
-{
-    corner_min_batch = min_batch ? min_batch : CORNER_MIN_BATCH;
-    return atomic_load(&corner_batches);
-}
-
-unsigned long fbf_backfill_fit_starts(void)
-{
-    return atomic_load(&fit_starts);
-}
 
 /* The corner below x >= 1: 2^k or 3 * 2^(k-1), and its index. */
 static size_t corner_of(double x, double *base)
@@ -286,7 +269,7 @@ static double earliest_in_batch(fbf_backfill *b, fbf_sched *s, uint32_t res, dou
     double from = *c, x = b->fits ? fbf_bf_fits_bound(b->fits, res, walltime) : -INFINITY;
     if (x > from) {
         from = x;
-        atomic_fetch_add_explicit(&fit_starts, 1, memory_order_relaxed);
+        b->stats.fit_starts++;
     }
     double t = search_from(b, now, from, res, walltime);
     if (b->fits)
@@ -384,28 +367,19 @@ static double earliest_rsv(fbf_backfill *b, fbf_sched *s)
 /* A burst of arrivals leaves its scratch as large as the burst; what is
  * held between decisions should be the queue, not the largest message
  * ever received. */
-static size_t scratch_keep = FBF_BF_SCRATCH_KEEP;
-static atomic_ulong scratch_frees;
-
-unsigned long fbf_backfill_set_scratch_keep(size_t keep)
-{
-    scratch_keep = keep;
-    return atomic_load(&scratch_frees);
-}
-
 static void shrink_scratch(fbf_backfill *b)
 {
-    if (b->sorted_cap > scratch_keep) {
+    if (b->sorted_cap > b->tune.scratch_keep) {
         free(b->sorted);
         b->sorted = NULL;
         b->sorted_cap = 0;
-        atomic_fetch_add(&scratch_frees, 1);
+        b->stats.scratch_frees++;
     }
     fbf_hvec *v[] = {&b->arrivals, &b->tmp}; /* both dead between passes */
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
-        if (v[i]->cap > scratch_keep) {
+        if (v[i]->cap > b->tune.scratch_keep) {
             fbf_hvec_fini(v[i]);
-            atomic_fetch_add(&scratch_frees, 1);
+            b->stats.scratch_frees++;
         }
 }
 
@@ -467,7 +441,7 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
     }
     if (sort_queue_order(b, s, &b->arrivals) < 0)
         return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
-    bool corners = b->fast && b->arrivals.n >= corner_min_batch;
+    bool corners = b->fast && b->arrivals.n >= b->tune.corner_min_batch;
     if (corners && !b->corner)
         b->corner = malloc(CORNER_RES * CORNER_WALL * sizeof *b->corner);
     corners = corners && b->corner;
@@ -478,7 +452,7 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
             b->fits = fbf_bf_fits_create(); /* NULL: corners alone */
         if (b->fits)
             fbf_bf_fits_reset(b->fits); /* a batch cut short left facts */
-        atomic_fetch_add(&corner_batches, 1);
+        b->stats.corner_batches++;
     }
     double *keep = b->corner;
     if (!corners)

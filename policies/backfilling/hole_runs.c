@@ -43,7 +43,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +83,7 @@ struct fbf_bf_runs {
     size_t cells_from;
     bool cells_failed;
     fbf_bf_hsum *hsum; /* over t[]: told of every change of a hole table */
+    uint64_t cell_jumps; /* see fbf_bf_runs_cell_jumps */
 };
 
 static int hole_leaf(void *ctx, size_t i, const fbf_bf_stair **v, size_t *n);
@@ -221,11 +221,9 @@ static size_t member_of_cell(const fbf_bf_runs *r, size_t c)
     return lo;
 }
 
-static atomic_ulong cell_jumps;
-
-unsigned long fbf_bf_runs_cell_jumps(void)
+uint64_t fbf_bf_runs_cell_jumps(const fbf_bf_runs *r)
 {
-    return atomic_load(&cell_jumps);
+    return r->cell_jumps;
 }
 
 typedef struct fill_ctx {
@@ -289,7 +287,7 @@ bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *
                     return false;
                 seen = d;
                 if (d != c) {
-                    atomic_fetch_add_explicit(&cell_jumps, 1, memory_order_relaxed);
+                    r->cell_jumps++;
                     *k = member_of_cell(r, d);
                     continue;
                 }

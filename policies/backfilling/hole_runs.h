@@ -78,8 +78,8 @@ bool fbf_bf_runs_released_at(const fbf_bf_runs *r, double t);
  * which lasts across resets. */
 #define FBF_RUNS_CELLS_FROM 4096
 void fbf_bf_runs_set_cells_from(fbf_bf_runs *r, size_t n);
-/* Tests only: jumps over cells of ranges so far, all runs together. */
-unsigned long fbf_bf_runs_cell_jumps(void);
+/* Jumps over cells of ranges r made so far (which path ran, for tests). */
+uint64_t fbf_bf_runs_cell_jumps(const fbf_bf_runs *r);
 
 /* free() changed on [x, y): the tables whose region meets it are dropped
  * (required where it grew; where it dropped they would only be loose). */

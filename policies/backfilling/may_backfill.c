@@ -48,7 +48,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,10 +69,6 @@ struct fbf_bf_windex {
     res_class *cls;    /* sorted by res */
     size_t n, cap, empty;
 };
-
-static atomic_ulong fallbacks;
-
-unsigned long fbf_backfill_plain_fallbacks(void) { return atomic_load(&fallbacks); }
 
 fbf_bf_windex *fbf_bf_windex_create(const fbf_order_ops *order)
 {
@@ -251,7 +246,7 @@ int fbf_bf_indexed_scan(fbf_backfill *b, fbf_sched *s, fbf_job_h last, fbf_error
                 best = h;
         }
         if (c.spent) { /* too many classes for this queue: finish plainly */
-            atomic_fetch_add(&fallbacks, 1);
+            b->stats.plain_fallbacks++;
             return fbf_backfill_plain_scan(b, s, after, true, err);
         }
         if (best == FBF_JOB_NONE)

@@ -35,22 +35,8 @@
 
 #include "policies/backfilling/state.h"
 #include "policies/common.h"
-#include "policies/backfilling/tuning.h"
 #include "policies/backfilling/may_move.h"
 #include "policies/backfilling/hole_runs.h"
-
-static unsigned runs_share = FBF_RUNS_SPAN_SHARE;
-static size_t runs_cells_from = FBF_RUNS_CELLS_FROM;
-
-void fbf_backfill_set_runs_share(unsigned span_share)
-{
-    runs_share = span_share;
-}
-
-void fbf_backfill_set_runs_cells(size_t from)
-{
-    runs_cells_from = from;
-}
 
 int fbf_bf_index_add(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
 {
@@ -146,8 +132,8 @@ int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
         if (!b->runs && !b->runs_failed && !(b->runs = fbf_bf_runs_create()))
             b->runs_failed = true;
         if (b->runs) {
-            fbf_bf_runs_reset(b->runs, b->max_wall, min_res, runs_share);
-            fbf_bf_runs_set_cells_from(b->runs, runs_cells_from);
+            fbf_bf_runs_reset(b->runs, b->max_wall, min_res, b->tune.runs_share);
+            fbf_bf_runs_set_cells_from(b->runs, b->tune.runs_cells_from);
             for (size_t i = 0; i < b->holes.n; i++)
                 fbf_bf_runs_add(b->runs, now, b->holes.v[i].a, b->holes.v[i].b);
         }
@@ -156,7 +142,7 @@ int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
             fbf_bf_runs_remap(b->runs, &b->holes);
         rc = compress_all(b, s, err);
         if (b->runs)
-            fbf_bf_runs_reset(b->runs, b->max_wall, min_res, runs_share);
+            fbf_bf_runs_reset(b->runs, b->max_wall, min_res, b->tune.runs_share);
         b->holes.n = 0;
         return rc;
     }

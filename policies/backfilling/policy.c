@@ -27,9 +27,9 @@
  * the same jobs through an index of the waiting queue in
  * O((starts + 1) log N)-ish per pass; see its header for the argument.
  *
- * fbf_backfill_set_plain(true) (tests only) makes new instances use the
- * plain loops (every reservation re-placed by compression) instead of the
- * indexed ones; both give the same decisions.
+ * The tuning's `plain` (tuning.h) makes an engine use the plain loops
+ * (every reservation re-placed by compression) instead of the indexed
+ * ones; both give the same decisions.
  */
 #include <errno.h>
 #include <math.h>
@@ -38,15 +38,29 @@
 
 #include "engine/policy_api.h"
 #include "engine/profile.h"
+#include "policies/backfilling/hole_runs.h"
 #include "policies/backfilling/state.h"
 #include "policies/common.h"
 #include "policies/policies.h"
 
 typedef fbf_backfill backfill;
 
-static bool force_plain;
+fbf_backfill_tuning fbf_backfill_tuning_defaults(void)
+{
+    return (fbf_backfill_tuning){.runs_share = FBF_RUNS_SPAN_SHARE,
+                                 .runs_cells_from = FBF_RUNS_CELLS_FROM,
+                                 .corner_min_batch = FBF_BF_CORNER_MIN_BATCH,
+                                 .scratch_keep = FBF_BF_SCRATCH_KEEP};
+}
 
-void fbf_backfill_set_plain(bool plain) { force_plain = plain; }
+int fbf_backfill_stats_of(const fbf_engine *e, fbf_backfill_stats *out)
+{
+    const backfill *b = fbf_engine_policy_state(e, &fbf_policy_backfill);
+    if (!b)
+        return -EINVAL;
+    *out = b->stats;
+    return 0;
+}
 
 static int bf_create(fbf_sched *s, int64_t depth, void **state, fbf_error *err)
 {
@@ -55,13 +69,15 @@ static int bf_create(fbf_sched *s, int64_t depth, void **state, fbf_error *err)
         free(b);
         return fbf_errorf(err, -ENOMEM, "backfill: out of memory");
     }
+    const fbf_backfill_tuning *tune = fbf_sched_policy_options(s);
+    b->tune = tune ? *tune : fbf_backfill_tuning_defaults();
     b->depth = depth;
     b->persistent = depth == FBF_DEPTH_UNLIMITED;
     b->same_order = fbf_sched_same_orders(s);
     const fbf_order_ops *qo = fbf_sched_order(s), *bo = fbf_sched_backfill_order(s);
     /* The indexes hold keys that do not change while a job waits; D10's
      * repair (conservative under predict) runs on the plain path only. */
-    b->fast = !force_plain &&
+    b->fast = !b->tune.plain &&
               !(b->persistent ? (qo && qo->dynamic) ||
                                     fbf_sched_estimate(s) == FBF_ESTIMATE_PREDICT
                               : bo && bo->dynamic);

@@ -21,6 +21,7 @@
 #include "engine/policy_api.h"
 #include "engine/profile.h"
 #include "policies/backfilling/queue_index.h"
+#include "policies/backfilling/tuning.h"
 
 typedef struct fbf_bf_rsv_item {
     double t;
@@ -86,6 +87,8 @@ typedef struct fbf_backfill {
     /* Work done (persistent): compression passes, reservations they
      * re-placed, of which moved to an earlier start, and arrivals placed. */
     uint64_t n_passes, n_visited, n_moved, n_placed;
+    fbf_backfill_tuning tune; /* this engine's options (tuning.h) */
+    fbf_backfill_stats stats; /* which paths ran (tuning.h) */
 } fbf_backfill;
 
 int fbf_backfill_start_job(fbf_backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_reason why,

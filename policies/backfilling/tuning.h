@@ -1,34 +1,41 @@
 /*
- * compress: test hooks of conservative backfilling's compression pass
- * (policies/backfilling/move_earlier.c) and arrivals (policies/backfilling/conservative.c). Not
- * thread-safe: set before creating engines.
+ * tuning: the backfilling family's options and statistics, per engine.
+ * Options go in fbf_engine_config.policy_options (a fbf_backfill_tuning,
+ * read at create; NULL: fbf_backfill_tuning_defaults()). None changes a
+ * decision: they choose between exact paths, for tests. Statistics count
+ * which paths ran, read through the engine (fbf_backfill_stats_of).
  */
-#ifndef FBF_COMPRESS_H
-#define FBF_COMPRESS_H
+#ifndef FBF_BACKFILL_TUNING_H
+#define FBF_BACKFILL_TUNING_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-/* Tests only. span_share for the run tables (policies/backfilling/hole_runs.h): 0 builds
- * every table, however wide; FBF_RUNS_SPAN_SHARE is the default. */
-void fbf_backfill_set_runs_share(unsigned span_share);
-/* Tests only. How many ranges a pass releases before they are indexed
- * (policies/backfilling/hole_runs.h: FBF_RUNS_CELLS_FROM, the default, also restored by
- * 0). The decisions are the same whatever it is. */
-void fbf_backfill_set_runs_cells(size_t from);
+#include "engine/engine.h"
 
-/* Tests only. The smallest batch of arrivals placed with corner facts
- * (conservative.c); 0 restores the default. The decisions are the same
- * whatever it is. Returns the batches placed with them so far. */
-unsigned long fbf_backfill_set_corner_batch(size_t min_batch);
-/* Tests only. Placements so far whose search started from a fit fact
- * (policies/backfilling/no_fit_before.h) later than their corner's. */
-unsigned long fbf_backfill_fit_starts(void);
-
-/* Tests only. After each decision point, conservative frees the scratch
- * of its passes (sort buffer, handle vectors) that holds more than keep
- * entries; FBF_BF_SCRATCH_KEEP is the default. The decisions are the same
- * whatever it is. Returns the buffers freed so far. */
+#define FBF_BF_CORNER_MIN_BATCH 256 /* defaults (hole_runs.h: the runs') */
 #define FBF_BF_SCRATCH_KEEP 4096u
-unsigned long fbf_backfill_set_scratch_keep(size_t keep);
+
+typedef struct fbf_backfill_tuning {
+    bool plain;              /* the plain loops of D6/D7 (a), no indexes */
+    unsigned runs_share;     /* hole_runs.h span_share; 0: every table */
+    size_t runs_cells_from;  /* ranges released before they are indexed */
+    size_t corner_min_batch; /* smallest batch placed with corner facts */
+    size_t scratch_keep;     /* scratch entries kept between decisions */
+} fbf_backfill_tuning;
+
+fbf_backfill_tuning fbf_backfill_tuning_defaults(void);
+
+typedef struct fbf_backfill_stats {
+    uint64_t plain_fallbacks; /* indexed scans finished plainly (budget) */
+    uint64_t corner_batches;  /* batches of arrivals placed by corners */
+    uint64_t fit_starts;      /* searches started from a fit fact */
+    uint64_t scratch_frees;   /* scratch buffers freed after a pass */
+} fbf_backfill_stats;
+
+/* The statistics of e's backfilling policy so far: 0, or -EINVAL when e
+ * does not run the backfilling family. */
+int fbf_backfill_stats_of(const fbf_engine *e, fbf_backfill_stats *out);
 
 #endif
