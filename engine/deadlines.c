@@ -59,7 +59,7 @@ int fbf_engine_due_kills(fbf_engine *e, double *next)
     return rc;
 }
 
-int fbf_engine_give_up_due(fbf_engine *e)
+int fbf_engine_give_up_due(fbf_engine *e, fbf_error *err)
 {
     fbf_sched_iter it;
     fbf_sched_iter_init(e, &it);
@@ -72,9 +72,10 @@ int fbf_engine_give_up_due(fbf_engine *e)
             continue;
         }
         if (fbf_hvec_push(&e->given_up, h) < 0)
-            return -ENOMEM;
-        if (e->ops->job_withdrawn)
-            e->ops->job_withdrawn(e->pstate, e, h);
+            return fbf_errorf(err, -ENOMEM, "out of memory");
+        int rc = e->ops->job_withdrawn ? e->ops->job_withdrawn(e->pstate, e, h, err) : 0;
+        if (rc < 0)
+            return rc;
         fbf_partition_unlink(&e->parts[j->part], e->jobs, h);
         j->state = FBF_JOB_REJECTED; /* as Batsim records it (REJECT_JOB) */
         j->rsv = NAN;

@@ -232,9 +232,7 @@ int fbf_engine_submit_job(fbf_engine *e, const fbf_submission *sub, fbf_error *e
     j->part = (uint16_t)(j->seq % e->cfg.workers);
     e->nb_waiting++;
     fbf_pool_post(e->pool, j->part, h);
-    if (e->ops->job_submitted)
-        e->ops->job_submitted(e->pstate, e, h);
-    return 0;
+    return e->ops->job_submitted ? e->ops->job_submitted(e->pstate, e, h, err) : 0;
 }
 
 static const char *state_name(uint8_t s)
@@ -276,8 +274,9 @@ int fbf_engine_end_job(fbf_engine *e, fbf_job_h h, double at, bool killed, fbf_e
     if (fbf_power_freed(e->power, &j->alloc, e->now) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
     e->any_ended = true;
-    if (e->ops->job_ended)
-        e->ops->job_ended(e->pstate, e, h);
+    int rc = e->ops->job_ended ? e->ops->job_ended(e->pstate, e, h, err) : 0;
+    if (rc < 0)
+        return rc;
     if (e->nb_failed && fbf_failures_freed(e, &j->alloc) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
     return 0;
@@ -300,13 +299,16 @@ static int push_decision(fbf_engine *e, fbf_decision d)
 int fbf_engine_decide(fbf_engine *e, fbf_error *err)
 {
     fbf_pool_sync(e->pool, INLINE_SYNC_BELOW); /* every submission is in its partition */
-    if (fbf_engine_rekey(e) < 0 || fbf_engine_correct_estimates(e) < 0)
+    if (fbf_engine_rekey(e) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
+    int rc = fbf_engine_correct_estimates(e, err);
     double pcml = NAN;
-    if (e->has_platform && e->cfg.max_wait > 0 && fbf_engine_give_up_due(e) < 0)
-        return fbf_errorf(err, -ENOMEM, "out of memory");
+    if (rc == 0 && e->has_platform && e->cfg.max_wait > 0)
+        rc = fbf_engine_give_up_due(e, err);
+    if (rc < 0)
+        return rc;
     if (e->has_platform) {
-        int rc = fbf_power_before(e->power, e);
+        rc = fbf_power_before(e->power, e);
         e->in_pass = true;
         if (rc == 0 && (rc = e->ops->decide(e->pstate, e, err)) < 0) {
             e->in_pass = false;
@@ -327,7 +329,7 @@ int fbf_engine_decide(fbf_engine *e, fbf_error *err)
         e->cml = fmin(e->cml, fbf_engine_next_give_up(e));
     /* D0 reply order: rejections, jobs given up, kills, starts, then the
      * call. */
-    int rc = 0;
+    rc = 0;
     for (size_t i = 0; i < e->rejects.n && rc == 0; i++)
         rc = push_decision(e, (fbf_decision){FBF_DEC_REJECT, e->rejects.v[i], NAN, NULL, 0});
     for (size_t i = 0; i < e->given_up.n && rc == 0; i++)
@@ -359,7 +361,9 @@ double fbf_engine_estimate_start(fbf_engine *e, int64_t res, double walltime)
     if (e->ops->needs_walltime && walltime < 0)
         return INFINITY;
     fbf_pool_sync(e->pool, INLINE_SYNC_BELOW);
-    return e->ops->estimate(e->pstate, e, (uint32_t)res, walltime);
+    double t;
+    /* A policy that fails to tell cannot tell (NAN, see engine.h). */
+    return e->ops->estimate(e->pstate, e, (uint32_t)res, walltime, &t, NULL) < 0 ? NAN : t;
 }
 
 const void *fbf_engine_policy_state(const fbf_engine *e, const fbf_policy_ops *ops)

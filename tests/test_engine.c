@@ -383,7 +383,12 @@ static int t_decide(void *st, fbf_sched *s, fbf_error *err)
     return 0;
 }
 
-static double t_estimate(void *st, fbf_sched *s, uint32_t res, double walltime) { return NAN; }
+static int t_estimate(void *st, fbf_sched *s, uint32_t res, double walltime, double *start,
+                      fbf_error *err)
+{
+    *start = NAN;
+    return 0;
+}
 
 static const fbf_policy_ops test_ops = {
     .name = "test", .needs_walltime = true, .create = t_create, .destroy = t_destroy,

@@ -426,8 +426,6 @@ int fbf_backfill_decide_persistent(fbf_backfill *b, fbf_sched *s, fbf_error *err
 {
     double now = fbf_sched_now(s);
     int rc;
-    if (b->arrivals.n == SIZE_MAX)
-        return fbf_errorf(err, -ENOMEM, "conservative: out of memory recording arrivals");
     if (fbf_sched_estimate(s) == FBF_ESTIMATE_PREDICT && (rc = repair(b, s, err)) < 0)
         return rc;
     if (fbf_sched_any_ended(s) && (rc = fbf_bf_compress(b, s, err)) < 0) /* (a) */

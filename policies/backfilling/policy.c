@@ -119,90 +119,102 @@ static int ensure_profile(backfill *b, fbf_sched *s)
     return 0;
 }
 
-static void bf_submitted(void *state, fbf_sched *s, fbf_job_h j)
+#define NOMEM(err, what) fbf_errorf(err, -ENOMEM, "backfill: out of memory %s", what)
+
+static int bf_submitted(void *state, fbf_sched *s, fbf_job_h j, fbf_error *err)
 {
     backfill *b = state;
     if (b->persistent && fbf_hvec_push(&b->arrivals, j) < 0)
-        b->arrivals.n = SIZE_MAX; /* reported by the next decide */
+        return NOMEM(err, "recording arrivals");
     if (b->wq && fbf_bf_windex_add(b->wq, s, j) < 0)
-        b->wq_failed = true; /* reported by the next decide */
+        return NOMEM(err, "indexing the queue");
+    return 0;
 }
 
-static void bf_ended(void *state, fbf_sched *s, fbf_job_h h)
+static int bf_ended(void *state, fbf_sched *s, fbf_job_h h, fbf_error *err)
 {
     backfill *b = state;
     const fbf_job *j = fbf_sched_job(s, h);
-    fbf_policy_release(b->p, j->start, j);
+    int rc = fbf_policy_release(b->p, j->start, j);
+    if (rc < 0)
+        return fbf_errorf(err, rc, "backfill: job %s ended but its span is not held", j->id);
     if (b->persistent)
         fbf_backfill_released(b, fbf_sched_now(s), j->start, j->est_end);
+    return 0;
 }
 
 /* A waiting job given up (max_wait) leaves every index, and its
  * reservation, if it held one, is released like a completion's range. */
-static void bf_withdrawn(void *state, fbf_sched *s, fbf_job_h h)
+static int bf_withdrawn(void *state, fbf_sched *s, fbf_job_h h, fbf_error *err)
 {
     backfill *b = state;
     const fbf_job *j = fbf_sched_job(s, h);
     if (b->wq)
         fbf_bf_windex_remove(b->wq, s, h);
     if (!b->persistent)
-        return; /* finite depth: reservations live within a pass only */
+        return 0; /* finite depth: reservations live within a pass only */
     if (j->walltime == 0) {
         bool counted = true; /* unless still among this message's arrivals */
         for (size_t i = 0; i < b->arrivals.n && counted; i++)
             counted = b->arrivals.v[i] != h;
         if (counted && b->zero_waiting > 0)
             b->zero_waiting--;
-        return;
+        return 0;
     }
     if (isnan(j->rsv))
-        return; /* an arrival not placed yet */
+        return 0; /* an arrival not placed yet */
     if (b->fast && fbf_qindex_contains(b->qi, h))
         fbf_bf_index_remove(b, s, h);
-    fbf_policy_release(b->p, j->rsv, j);
+    int rc = fbf_policy_release(b->p, j->rsv, j);
+    if (rc < 0)
+        return fbf_errorf(err, rc, "backfill: job %s left but its reservation is not held", j->id);
     fbf_backfill_released(b, fbf_sched_now(s), j->rsv, j->rsv + j->walltime);
     b->live_rsv--;
+    return 0;
 }
 
 /* A machine that is not ON is held like a running job (engine/power.h):
  * the engine only holds where no reservation needs it. */
-static void bf_held(void *state, fbf_sched *s, fbf_job_h h)
+static int bf_held(void *state, fbf_sched *s, fbf_job_h h, fbf_error *err)
 {
     backfill *b = state;
     const fbf_job *j = fbf_sched_job(s, h);
     if (ensure_profile(b, s) < 0 || fbf_policy_hold(b->p, j->start, j) < 0)
-        b->arrivals.n = SIZE_MAX; /* reported by the next decide */
+        return NOMEM(err, "holding a machine");
+    return 0;
 }
 
 /* A waiting job's priority changes (D9): indexes keyed by it let it go
  * and take it back; its reservation stays. */
-static void bf_rekeyed(void *state, fbf_sched *s, fbf_job_h h, bool done)
+static int bf_rekeyed(void *state, fbf_sched *s, fbf_job_h h, bool done, fbf_error *err)
 {
     backfill *b = state;
     const fbf_job *j = fbf_sched_job(s, h);
     if (b->wq && !done)
         fbf_bf_windex_remove(b->wq, s, h);
     if (b->wq && done && fbf_bf_windex_add(b->wq, s, h) < 0)
-        b->wq_failed = true; /* reported by the next decide */
+        return NOMEM(err, "indexing the queue");
     if (!b->fast || !b->persistent)
-        return;
+        return 0;
     if (!done)
         fbf_bf_index_remove(b, s, h);
     else if (!isnan(j->rsv) && j->walltime > 0 && fbf_bf_index_add(b, s, h) < 0)
-        b->arrivals.n = SIZE_MAX; /* reported by the next decide */
+        return NOMEM(err, "indexing the reservations");
+    return 0;
 }
 
 /* A running job outlived its estimate (D10 predict): it holds its
  * resources until start + walltime now. */
-static void bf_extended(void *state, fbf_sched *s, fbf_job_h h, double old_walltime)
+static int bf_extended(void *state, fbf_sched *s, fbf_job_h h, double old_walltime,
+                       fbf_error *err)
 {
     backfill *b = state;
     const fbf_job *j = fbf_sched_job(s, h);
     double end = j->start + old_walltime;
-    if (end > j->start && fbf_profile_remove(b->p, j->start, end, j->res) < 0)
-        b->arrivals.n = SIZE_MAX;
-    if (fbf_policy_hold(b->p, j->start, j) < 0)
-        b->arrivals.n = SIZE_MAX;
+    if ((end > j->start && fbf_profile_remove(b->p, j->start, end, j->res) < 0) ||
+        fbf_policy_hold(b->p, j->start, j) < 0)
+        return NOMEM(err, "extending a running job's span");
+    return 0;
 }
 
 int fbf_backfill_start_job(backfill *b, fbf_sched *s, fbf_job_h h, fbf_start_reason why,
@@ -372,8 +384,6 @@ int fbf_backfill_plain_scan(backfill *b, fbf_sched *s, const fbf_qindex_probe *a
 
 static int decide_finite(backfill *b, fbf_sched *s, fbf_error *err)
 {
-    if (b->wq_failed)
-        return fbf_errorf(err, -ENOMEM, "backfill: out of memory indexing the queue");
     fbf_job_h boundary;
     int rc = reserve_phase(b, s, true, &boundary, err);
     if (rc == 0 && boundary != FBF_JOB_NONE) {
@@ -394,28 +404,29 @@ static int decide_finite(backfill *b, fbf_sched *s, fbf_error *err)
 static int bf_decide(void *state, fbf_sched *s, fbf_error *err)
 {
     backfill *b = state;
-    if (ensure_profile(b, s) < 0 || (!b->persistent && b->arrivals.n == SIZE_MAX))
-        return fbf_errorf(err, -ENOMEM, "backfill: out of memory or a running job's span lost");
+    if (ensure_profile(b, s) < 0)
+        return NOMEM(err, "for the profile");
     return b->persistent ? fbf_backfill_decide_persistent(b, s, err) : decide_finite(b, s, err);
 }
 
-static double bf_estimate(void *state, fbf_sched *s, uint32_t res, double walltime)
+static int bf_estimate(void *state, fbf_sched *s, uint32_t res, double walltime, double *start,
+                       fbf_error *err)
 {
     backfill *b = state;
     double now = fbf_sched_now(s);
     if (ensure_profile(b, s) < 0)
-        return NAN;
-    if (b->persistent)
-        return fbf_backfill_estimate_persistent(b, s, res, walltime);
+        return NOMEM(err, "for the profile");
+    if (b->persistent) {
+        *start = fbf_backfill_estimate_persistent(b, s, res, walltime);
+        return 0;
+    }
     /* The start it would get holding a reservation behind the first k. */
     fbf_job_h boundary;
-    if (reserve_phase(b, s, false, &boundary, NULL) < 0) {
-        release_phase(b, s);
-        return NAN;
-    }
-    double t = fbf_profile_earliest(b->p, now, res, walltime);
+    int rc = reserve_phase(b, s, false, &boundary, err);
+    if (rc == 0)
+        *start = fbf_profile_earliest(b->p, now, res, walltime);
     release_phase(b, s);
-    return t;
+    return rc;
 }
 
 static size_t bf_counters(const void *state, fbf_policy_counter *out, size_t max)

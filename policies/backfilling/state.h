@@ -72,7 +72,6 @@ typedef struct fbf_backfill {
     size_t zero_waiting; /* persistent: waiting jobs of walltime 0 */
     fbf_qindex *qi;      /* persistent, fast: the reserved jobs */
     fbf_bf_windex *wq; /* finite depth, fast: every waiting job (may_backfill.c) */
-    bool wq_failed;  /* an insertion into wq failed: reported by decide */
     fbf_bf_holes pending; /* released since the last compression */
     fbf_bf_holes holes;   /* the current compression's released region */
     fbf_bf_runs *runs;    /* per hole of `holes`, its runs (hole_runs.c; NULL: none) */
