@@ -1,22 +1,11 @@
 /*
- * runs: for each released range ("hole") of a conservative compression
- * pass, the longest run of free() >= r that meets it, for every r at once
- * (policies/backfilling/hole_runs.c). It turns may_move.c's movement test on a subtree, "does
- * a window of r resources for l seconds fit across this hole", from a
- * walk over the profile into a binary search. Private to policies/.
- *
- * Contract. A table answers for the runs that meet a range released in
- * this pass (fbf_bf_runs_add) inside its hole [a, b), for the profile as
- * it was when built, over the region [max(now, x - reach), y + reach) of
- * each such range [x, y); runs cut by the region's edge (other than now)
- * count as unbounded. Where free() later dropped the answer is too long, which
- * only lets more jobs through the test (safe); where it grew the table
- * must go: the pass reports every growth with fbf_bf_runs_changed (and
- * its drops too, so that tables stay sharp). Tables
- * are tied to a hole's exact bounds and follow it through
- * fbf_bf_runs_remap when the holes are normalised again.
- *
- * Ownership: fbf_bf_runs_create/_destroy; not thread-safe.
+ * hole_runs: for each released range ("hole") of a compression pass, the
+ * longest run of free() >= r that meets it, for every r at once, so that
+ * may_move.c's test "does a window of r for l fit across this hole" is a
+ * binary search, not a walk. Tables stay valid while the pass reports
+ * every change of free() (fbf_bf_runs_changed) and follow their hole
+ * through fbf_bf_runs_remap. Not thread-safe. Contract and invariants:
+ * docs/backfilling.md.
  */
 #ifndef FBF_RUNS_H
 #define FBF_RUNS_H

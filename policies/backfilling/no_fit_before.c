@@ -1,5 +1,5 @@
 /*
- * fits: per res, a staircase of "no window of this walltime starts before
+ * no_fit_before: per res, a staircase of "no window of this walltime starts before
  * x" facts; see no_fit_before.h for what they mean and when they hold.
  *
  * Invariants: a class's facts are sorted by walltime, and both walltime

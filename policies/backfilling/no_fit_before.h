@@ -1,21 +1,10 @@
 /*
- * fits: what a batch of conservative arrivals has learnt about where
- * windows cannot start (policies/backfilling/no_fit_before.c). Private to policies/.
- *
- * While one batch of arrivals is placed the profile only fills up, so
- * "no window of res r free for w seconds starts in [now, t)" stays true
- * once learnt, and holds for every (r, w') with w' >= w. Each placement
- * teaches one such fact, its own earliest fit; a later job of the same
- * res then starts its search from the fit of the longest walltime not
- * above its own, instead of walking every island of free() >= r too
- * short for it. Facts are kept per res, as a staircase over walltime
- * (walltimes and starts both strictly increasing: a fact whose start is
- * no later than a shorter job's is useless).
- *
- * Ownership: _create/_destroy; reset forgets every fact (a completion or
- * a moved reservation frees capacity, and facts would lie). A class stops
- * learning at FBF_BF_FITS_PER_RES facts: fewer facts only loosen bounds.
- * Not thread-safe.
+ * no_fit_before: per res, "no window of res r for w seconds starts before
+ * x" facts learnt while one batch of conservative arrivals is placed (the
+ * profile only fills up, so they stay true), as a staircase over w; a
+ * job's search starts from the bound they give. reset forgets them all; a
+ * class stops learning at FBF_BF_FITS_PER_RES facts (looser bounds only).
+ * Not thread-safe. Details: docs/backfilling.md.
  */
 #ifndef FBF_FITS_H
 #define FBF_FITS_H
