@@ -24,7 +24,7 @@
 // report the mean waiting queue, starts per decision and running jobs.
 //
 // Timing is wall-clock (UseRealTime): with workers > 1 the plain backfill
-// scan (easy's fallback, see policies/bf_scan.c) runs on the engine's
+// scan (easy's fallback, see policies/backfilling/may_backfill.c) runs on the engine's
 // worker threads, which CPU time of the main thread misses.
 // The engine is cached between benchmark repetitions; only the latest
 // configuration is kept, so the 1e6 engines are never alive together.

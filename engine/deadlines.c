@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine/engine_int.h"
+#include "engine/extension.h"
 #include "engine/jobs.h"
 #include "engine/policy_api.h"
 #include "engine/queue.h"
@@ -52,14 +53,14 @@ static void compact_started(fbf_engine *e)
     e->started_head = 0;
 }
 
-int fbf_engine_due_kills(fbf_engine *e, double *next)
+static int kills_due(fbf_engine *e, double *next)
 {
     int rc = due_kills(e, next);
     compact_started(e);
     return rc;
 }
 
-int fbf_engine_give_up_due(fbf_engine *e)
+static int give_up_due(fbf_engine *e, fbf_error *err)
 {
     fbf_sched_iter it;
     fbf_sched_iter_init(e, &it);
@@ -72,9 +73,10 @@ int fbf_engine_give_up_due(fbf_engine *e)
             continue;
         }
         if (fbf_hvec_push(&e->given_up, h) < 0)
-            return -ENOMEM;
-        if (e->ops->job_withdrawn)
-            e->ops->job_withdrawn(e->pstate, e, h);
+            return fbf_errorf(err, -ENOMEM, "out of memory");
+        int rc = e->ops->job_withdrawn ? e->ops->job_withdrawn(e->pstate, e, h, err) : 0;
+        if (rc < 0)
+            return rc;
         fbf_partition_unlink(&e->parts[j->part], e->jobs, h);
         j->state = FBF_JOB_REJECTED; /* as Batsim records it (REJECT_JOB) */
         j->rsv = NAN;
@@ -84,7 +86,7 @@ int fbf_engine_give_up_due(fbf_engine *e)
     return 0;
 }
 
-double fbf_engine_next_give_up(fbf_engine *e)
+static double next_give_up(fbf_engine *e)
 {
     fbf_sched_iter it;
     fbf_sched_iter_init(e, &it);
@@ -96,3 +98,32 @@ double fbf_engine_next_give_up(fbf_engine *e)
     }
     return isinf(first) ? NAN : first + e->cfg.max_wait;
 }
+
+static int deadlines_started(fbf_engine *e, fbf_job_h h, fbf_error *err)
+{
+    if (e->cfg.kill_after > 0 && fbf_hvec_push(&e->started, h) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory starting job %s",
+                          fbf_jobs_get(e->jobs, h)->id);
+    return 0;
+}
+
+static int deadlines_before(fbf_engine *e, fbf_error *err)
+{
+    return e->has_platform && e->cfg.max_wait > 0 ? give_up_due(e, err) : 0;
+}
+
+static int deadlines_after(fbf_engine *e, double *wake, fbf_error *err)
+{
+    if (e->cfg.kill_after > 0 && kills_due(e, wake) < 0)
+        return fbf_errorf(err, -ENOMEM, "out of memory");
+    if (e->cfg.max_wait > 0)
+        *wake = fmin(*wake, next_give_up(e)); /* fmin ignores a NAN side */
+    return 0;
+}
+
+const fbf_extension_ops fbf_ext_deadlines = {
+    .name = "deadlines",
+    .job_started = deadlines_started,
+    .before_pass = deadlines_before,
+    .after_pass = deadlines_after,
+};

@@ -14,7 +14,8 @@
  *   - holds (holds.c: power.c, failures.c) are RUNNING pseudo-jobs of the machines
  *     they hold, in the heap like jobs but not in nb_running.
  * Jobs go to partition seq % workers, so partitions stay balanced whatever
- * the arrival pattern. The kill and give-up clocks live in deadlines.c.
+ * the arrival pattern. Kills and give-ups (deadlines.c) and energy saving
+ * (energy.c) are extensions (extension.h), called at fixed points.
  */
 #include "engine/engine.h"
 
@@ -25,9 +26,14 @@
 #include <string.h>
 
 #include "engine/engine_int.h"
+#include "engine/extension.h"
 #include "engine/jobs.h"
 #include "engine/order_api.h"
 #include "engine/policy_api.h"
+
+/* The engine's own decision-makers beside the policy (extension.h). */
+static const fbf_extension_ops *const extensions[] = {&fbf_ext_deadlines, &fbf_ext_energy};
+#define NEXT (sizeof extensions / sizeof extensions[0])
 #include "engine/pool.h"
 #include "engine/queue.h"
 #include "engine/runheap.h"
@@ -88,14 +94,12 @@ fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
     fbf_idset_init(&e->free_set);
     unsigned n = cfg->workers;
     e->jobs = fbf_jobs_create();
-    fbf_power_config pdef = fbf_power_config_default();
-    e->power = fbf_power_create(&pdef);
     e->parts = calloc(n, sizeof *e->parts);
     e->scan_out = calloc(n, sizeof *e->scan_out);
     e->cursor = calloc(n, sizeof *e->cursor);
     e->cursor_at = calloc(n, sizeof *e->cursor_at);
     e->est = fbf_estimator_create(cfg->estimate);
-    if (!e->jobs || !e->power || !e->parts || !e->scan_out || !e->cursor || !e->cursor_at ||
+    if (!e->jobs || !e->parts || !e->scan_out || !e->cursor || !e->cursor_at ||
         !e->est)
         goto nomem;
     for (unsigned i = 0; i < n; i++)
@@ -106,7 +110,14 @@ fbf_engine *fbf_engine_create(const fbf_engine_config *cfg, fbf_error *err)
         fbf_engine_destroy(e);
         return NULL;
     }
+    for (size_t i = 0; i < NEXT; i++)
+        if (extensions[i]->create && extensions[i]->create(e, err) < 0) {
+            fbf_engine_destroy(e);
+            errno = ENOMEM;
+            return NULL;
+        }
     int rc = e->ops->create(e, cfg->reservation_depth, &e->pstate, err);
+    e->cfg.policy_options = NULL; /* borrowed for create only */
     if (rc < 0) {
         fbf_engine_destroy(e);
         errno = -rc;
@@ -135,7 +146,9 @@ void fbf_engine_destroy(fbf_engine *e)
     free(e->cursor_at);
     free(e->parts);
     fbf_jobs_destroy(e->jobs);
-    fbf_power_destroy(e->power);
+    for (size_t i = 0; i < NEXT; i++)
+        if (extensions[i]->destroy)
+            extensions[i]->destroy(e);
     fbf_estimator_destroy(e->est);
     free(e->failed);
     fbf_idset_fini(&e->free_set);
@@ -160,8 +173,11 @@ int fbf_engine_set_platform(fbf_engine *e, const fbf_idset *compute, fbf_error *
         return fbf_errorf(err, -EINVAL, "platform needs at least one compute resource");
     if (fbf_idset_copy(&e->free_set, compute) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
-    if (fbf_power_set_platform(e->power, compute) < 0)
-        return fbf_errorf(err, -ENOMEM, "out of memory for the machine states of energy saving");
+    for (size_t i = 0; i < NEXT; i++) {
+        int rc = extensions[i]->platform_set ? extensions[i]->platform_set(e, compute, err) : 0;
+        if (rc < 0)
+            return rc;
+    }
     e->nb_compute = e->nb_free = (uint32_t)n;
     e->has_platform = true;
     return 0;
@@ -231,9 +247,7 @@ int fbf_engine_submit_job(fbf_engine *e, const fbf_submission *sub, fbf_error *e
     j->part = (uint16_t)(j->seq % e->cfg.workers);
     e->nb_waiting++;
     fbf_pool_post(e->pool, j->part, h);
-    if (e->ops->job_submitted)
-        e->ops->job_submitted(e->pstate, e, h);
-    return 0;
+    return e->ops->job_submitted ? e->ops->job_submitted(e->pstate, e, h, err) : 0;
 }
 
 static const char *state_name(uint8_t s)
@@ -272,11 +286,15 @@ int fbf_engine_end_job(fbf_engine *e, fbf_job_h h, double at, bool killed, fbf_e
     e->nb_running--;
     j->state = FBF_JOB_DONE;
     fbf_estimator_ended(e->est, h, j, at, killed);
-    if (fbf_power_freed(e->power, &j->alloc, e->now) < 0)
-        return fbf_errorf(err, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < NEXT; i++) {
+        int rc = extensions[i]->job_ended ? extensions[i]->job_ended(e, h, err) : 0;
+        if (rc < 0)
+            return rc;
+    }
     e->any_ended = true;
-    if (e->ops->job_ended)
-        e->ops->job_ended(e->pstate, e, h);
+    int rc = e->ops->job_ended ? e->ops->job_ended(e->pstate, e, h, err) : 0;
+    if (rc < 0)
+        return rc;
     if (e->nb_failed && fbf_failures_freed(e, &j->alloc) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
     return 0;
@@ -299,34 +317,29 @@ static int push_decision(fbf_engine *e, fbf_decision d)
 int fbf_engine_decide(fbf_engine *e, fbf_error *err)
 {
     fbf_pool_sync(e->pool, INLINE_SYNC_BELOW); /* every submission is in its partition */
-    if (fbf_engine_rekey(e) < 0 || fbf_engine_correct_estimates(e) < 0)
+    if (fbf_engine_rekey(e) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory");
-    double pcml = NAN;
-    if (e->has_platform && e->cfg.max_wait > 0 && fbf_engine_give_up_due(e) < 0)
-        return fbf_errorf(err, -ENOMEM, "out of memory");
+    int rc = fbf_engine_correct_estimates(e, err);
+    for (size_t i = 0; rc == 0 && i < NEXT; i++)
+        rc = extensions[i]->before_pass ? extensions[i]->before_pass(e, err) : 0;
+    if (rc < 0)
+        return rc;
     if (e->has_platform) {
-        int rc = fbf_power_before(e->power, e);
         e->in_pass = true;
-        if (rc == 0 && (rc = e->ops->decide(e->pstate, e, err)) < 0) {
-            e->in_pass = false;
-            return rc;
-        }
+        rc = e->ops->decide(e->pstate, e, err);
         e->in_pass = false;
-        if (rc < 0 || fbf_power_after(e->power, e, &pcml) < 0)
-            return fbf_errorf(err, -ENOMEM, "out of memory");
+        if (rc < 0)
+            return rc;
     }
-    e->cml = fmin(e->cml, pcml);
-    if (e->cfg.kill_after > 0) {
-        double next;
-        if (fbf_engine_due_kills(e, &next) < 0)
-            return fbf_errorf(err, -ENOMEM, "out of memory");
-        e->cml = fmin(e->cml, next); /* fmin ignores a NAN side */
+    for (size_t i = NEXT; i-- > 0;) {
+        double wake = NAN;
+        if (extensions[i]->after_pass && (rc = extensions[i]->after_pass(e, &wake, err)) < 0)
+            return rc;
+        e->cml = fmin(e->cml, wake); /* fmin ignores a NAN side */
     }
-    if (e->cfg.max_wait > 0)
-        e->cml = fmin(e->cml, fbf_engine_next_give_up(e));
     /* D0 reply order: rejections, jobs given up, kills, starts, then the
      * call. */
-    int rc = 0;
+    rc = 0;
     for (size_t i = 0; i < e->rejects.n && rc == 0; i++)
         rc = push_decision(e, (fbf_decision){FBF_DEC_REJECT, e->rejects.v[i], NAN, NULL, 0});
     for (size_t i = 0; i < e->given_up.n && rc == 0; i++)
@@ -335,11 +348,14 @@ int fbf_engine_decide(fbf_engine *e, fbf_error *err)
         rc = push_decision(e, (fbf_decision){FBF_DEC_KILL, e->kills.v[i], NAN, NULL, 0});
     for (size_t i = 0; i < e->execs.n && rc == 0; i++)
         rc = push_decision(e, (fbf_decision){FBF_DEC_EXECUTE, e->execs.v[i], NAN, NULL, 0});
-    const fbf_idset *sets[2];
-    uint32_t ps[2];
-    size_t nsets = fbf_power_requests(e->power, sets, ps);
-    for (size_t i = 0; i < nsets && rc == 0; i++)
-        rc = push_decision(e, (fbf_decision){FBF_DEC_SET_STATE, FBF_JOB_NONE, NAN, sets[i], ps[i]});
+    for (size_t k = 0; k < NEXT && rc == 0; k++) {
+        const fbf_idset *sets[2];
+        uint32_t ps[2];
+        size_t nsets = extensions[k]->state_changes ? extensions[k]->state_changes(e, sets, ps) : 0;
+        for (size_t i = 0; i < nsets && rc == 0; i++)
+            rc = push_decision(e, (fbf_decision){FBF_DEC_SET_STATE, FBF_JOB_NONE, NAN, sets[i],
+                                                 ps[i]});
+    }
     if (rc == 0 && !isnan(e->cml))
         rc = push_decision(e, (fbf_decision){FBF_DEC_CALL_ME_LATER, FBF_JOB_NONE, e->cml, NULL, 0});
     return rc < 0 ? fbf_errorf(err, rc, "out of memory") : 0;
@@ -358,7 +374,14 @@ double fbf_engine_estimate_start(fbf_engine *e, int64_t res, double walltime)
     if (e->ops->needs_walltime && walltime < 0)
         return INFINITY;
     fbf_pool_sync(e->pool, INLINE_SYNC_BELOW);
-    return e->ops->estimate(e->pstate, e, (uint32_t)res, walltime);
+    double t;
+    /* A policy that fails to tell cannot tell (NAN, see engine.h). */
+    return e->ops->estimate(e->pstate, e, (uint32_t)res, walltime, &t, NULL) < 0 ? NAN : t;
+}
+
+const void *fbf_engine_policy_state(const fbf_engine *e, const fbf_policy_ops *ops)
+{
+    return e->ops == ops ? e->pstate : NULL;
 }
 
 size_t fbf_engine_policy_counters(const fbf_engine *e, fbf_policy_counter *out, size_t max)
@@ -535,9 +558,13 @@ int fbf_sched_start(fbf_sched *s, fbf_job_h h, fbf_start_reason why, fbf_error *
                           j->id, j->res, s->nb_free);
     if (fbf_idset_take_lowest(&s->free_set, j->res, &j->alloc) < 0 ||
         fbf_runheap_push(&s->heap, j->walltime < 0 ? INFINITY : s->now + j->walltime, h) < 0 ||
-        fbf_hvec_push(&s->execs, h) < 0 ||
-        (s->cfg.kill_after > 0 && fbf_hvec_push(&s->started, h) < 0))
+        fbf_hvec_push(&s->execs, h) < 0)
         return fbf_errorf(err, -ENOMEM, "out of memory starting job %s", j->id);
+    for (size_t i = 0; i < NEXT; i++) {
+        int rc = extensions[i]->job_started ? extensions[i]->job_started(s, h, err) : 0;
+        if (rc < 0)
+            return rc;
+    }
     fbf_partition_unlink(&s->parts[j->part], s->jobs, h); /* before qkey goes */
     j->state = FBF_JOB_RUNNING;
     j->reason = (uint8_t)why;

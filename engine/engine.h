@@ -91,6 +91,10 @@ typedef struct fbf_engine_config {
     const fbf_order_ops *order;
     const fbf_order_ops *backfill_order;
     fbf_estimate estimate; /* D10 */
+    /* The policy's own options, of a type its header defines (e.g.
+     * policies/backfilling/tuning.h); NULL: its defaults. Borrowed: the
+     * policy reads it while fbf_engine_create() runs, never after. */
+    const void *policy_options;
 } fbf_engine_config;
 
 typedef enum fbf_decision_kind {
@@ -226,6 +230,9 @@ double fbf_engine_estimate_start(fbf_engine *e, int64_t res, double walltime);
 /* Up to max of the policy's work counters (none for a policy that keeps
  * none); returns how many were written. */
 size_t fbf_engine_policy_counters(const fbf_engine *e, fbf_policy_counter *out, size_t max);
+/* The state of the engine's policy when it is `ops` (NULL otherwise), for
+ * a policy's own accessors (e.g. its statistics); read only. */
+const void *fbf_engine_policy_state(const fbf_engine *e, const fbf_policy_ops *ops);
 
 double fbf_engine_now(const fbf_engine *e);
 

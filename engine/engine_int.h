@@ -82,13 +82,8 @@ struct fbf_engine {
     fbf_hvec rsv_set;
 };
 
-/* deadlines.c: kill_after's due kills (into kills) and *next, the next
- * one's time (NAN if none); max_wait's jobs given up before the pass (into
- * given_up, the policy told), and the next one's time (NAN if none). */
-int fbf_engine_due_kills(fbf_engine *e, double *next);
-int fbf_engine_give_up_due(fbf_engine *e);
-double fbf_engine_next_give_up(fbf_engine *e);
-
+/* deadlines.c (an extension, extension.h): kill_after's due kills go into
+ * kills, max_wait's jobs given up before the pass into given_up. */
 
 /* holds.c */
 /* Holds the machines of set (a copy is kept) from start for walltime (its
@@ -153,7 +148,7 @@ int fbf_estimator_submit(fbf_estimator *x, fbf_job_h h, const fbf_submission *su
 int fbf_estimator_started(fbf_estimator *x, fbf_job_h h, const fbf_job *j);
 void fbf_estimator_ended(fbf_estimator *x, fbf_job_h h, const fbf_job *j, double at,
                          bool killed);
-int fbf_engine_correct_estimates(fbf_engine *e);
+int fbf_engine_correct_estimates(fbf_engine *e, fbf_error *err);
 
 /* failures.c: machines given back (a job's, a hold's) that are out of
  * service are held again at once. -ENOMEM. */

@@ -210,7 +210,7 @@ double fbf_engine_job_estimate(const fbf_engine *e, fbf_job_h j)
     return fbf_job_est(fbf_jobs_get(e->jobs, j));
 }
 
-int fbf_engine_correct_estimates(fbf_engine *e)
+int fbf_engine_correct_estimates(fbf_engine *e, fbf_error *err)
 {
     fbf_estimator *x = e->est;
     while (x->due.n && x->due.v[0].end <= e->now) {
@@ -223,9 +223,10 @@ int fbf_engine_correct_estimates(fbf_engine *e)
         j->walltime = isinf(lim) ? -1.0 : lim;
         j->est_end = isinf(lim) ? INFINITY : j->start + lim; /* as fbf_sched_start sums */
         if (fbf_runheap_push(&e->heap, j->est_end, it.job) < 0)
-            return -ENOMEM;
-        if (e->ops->job_extended)
-            e->ops->job_extended(e->pstate, e, it.job, old);
+            return fbf_errorf(err, -ENOMEM, "out of memory");
+        int rc = e->ops->job_extended ? e->ops->job_extended(e->pstate, e, it.job, old, err) : 0;
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }

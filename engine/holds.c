@@ -36,8 +36,9 @@ int fbf_engine_hold(fbf_engine *e, const fbf_idset *set, double start, double wa
             return -ENOMEM;
         e->nb_free -= (uint32_t)n;
     }
-    if (e->ops->resources_held)
-        e->ops->resources_held(e->pstate, e, h);
+    int rc = e->ops->resources_held ? e->ops->resources_held(e->pstate, e, h, NULL) : 0;
+    if (rc < 0)
+        return rc;
     *out = h;
     return 0;
 }
@@ -52,8 +53,9 @@ int fbf_engine_unhold(fbf_engine *e, fbf_job_h h, const fbf_idset *to_free)
     }
     j->state = FBF_JOB_DONE;
     e->any_ended = true;
-    if (e->ops->job_ended)
-        e->ops->job_ended(e->pstate, e, h);
+    int rc = e->ops->job_ended ? e->ops->job_ended(e->pstate, e, h, NULL) : 0;
+    if (rc < 0)
+        return rc;
     return to_free && to_free->n && e->nb_failed ? fbf_failures_freed(e, to_free) : 0;
 }
 

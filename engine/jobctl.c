@@ -64,9 +64,7 @@ int fbf_engine_adopt(fbf_engine *e, const char *id, const fbf_idset *alloc, doub
     j->state = FBF_JOB_RUNNING;
     e->nb_free -= j->res;
     e->nb_running++;
-    if (e->ops->resources_held)
-        e->ops->resources_held(e->pstate, e, h);
-    return 0;
+    return e->ops->resources_held ? e->ops->resources_held(e->pstate, e, h, err) : 0;
 }
 
 /* Whether h entered the queue at this decision point. */
@@ -89,8 +87,9 @@ static int withdraw(fbf_engine *e, fbf_job_h h, fbf_error *err)
         return fbf_errorf(err, -EBUSY, "job %s entered the queue at this decision point",
                           j->id);
     fbf_pool_sync(e->pool, INLINE_SYNC_BELOW); /* every job is in its partition */
-    if (e->ops->job_withdrawn)
-        e->ops->job_withdrawn(e->pstate, e, h);
+    int rc = e->ops->job_withdrawn ? e->ops->job_withdrawn(e->pstate, e, h, err) : 0;
+    if (rc < 0)
+        return rc;
     fbf_partition_unlink(&e->parts[j->part], e->jobs, h);
     j->state = FBF_JOB_REJECTED;
     j->rsv = NAN;
@@ -123,9 +122,7 @@ static int requeue(fbf_engine *e, fbf_job_h h, fbf_error *err)
     j->rsv = NAN;
     e->nb_waiting++;
     fbf_pool_post(e->pool, j->part, h);
-    if (e->ops->job_submitted)
-        e->ops->job_submitted(e->pstate, e, h);
-    return 0;
+    return e->ops->job_submitted ? e->ops->job_submitted(e->pstate, e, h, err) : 0;
 }
 
 int fbf_engine_requeue(fbf_engine *e, fbf_job_h h, fbf_error *err)

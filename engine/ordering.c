@@ -58,8 +58,9 @@ int fbf_engine_set_priority(fbf_engine *e, fbf_job_h h, double priority, fbf_err
         return fbf_errorf(err, -EINVAL, "job %s: priority must be a number", j->id);
     /* The job may still be on its way to its partition. */
     fbf_pool_sync(e->pool, 512);
-    if (e->ops->job_rekeyed)
-        e->ops->job_rekeyed(e->pstate, e, h, false);
+    int rc = e->ops->job_rekeyed ? e->ops->job_rekeyed(e->pstate, e, h, false, err) : 0;
+    if (rc < 0)
+        return rc;
     double key = fbf_order_key(e->order, j, e->now);
     bool move = false;
     if (e->qmode == FBF_QUEUE_TREE) {
@@ -76,9 +77,7 @@ int fbf_engine_set_priority(fbf_engine *e, fbf_job_h h, double priority, fbf_err
         j->qkey = key;
         fbf_partition_insert(&e->parts[j->part], e->jobs, h);
     }
-    if (e->ops->job_rekeyed)
-        e->ops->job_rekeyed(e->pstate, e, h, true);
-    return 0;
+    return e->ops->job_rekeyed ? e->ops->job_rekeyed(e->pstate, e, h, true, err) : 0;
 }
 
 /* ---- policy-facing (policy_api.h) ---- */
@@ -93,3 +92,4 @@ bool fbf_sched_same_orders(const fbf_sched *s)
 }
 
 fbf_estimate fbf_sched_estimate(const fbf_sched *s) { return s->cfg.estimate; }
+const void *fbf_sched_policy_options(const fbf_sched *s) { return s->cfg.policy_options; }

@@ -31,34 +31,40 @@ struct fbf_policy_ops {
     bool needs_walltime;
     int (*create)(fbf_sched *s, int64_t depth, void **state, fbf_error *err);
     void (*destroy)(void *state);
+    /* Every callback below returns 0, or a negative errno with a message
+     * in err (which may be NULL); the engine then fails the call that made
+     * it (the message being applied, the decision, the estimate). */
     /* A job entered the waiting queue (optional; called while events are
      * applied, before decide, in arrival order). */
-    void (*job_submitted)(void *state, fbf_sched *s, fbf_job_h j);
+    int (*job_submitted)(void *state, fbf_sched *s, fbf_job_h j, fbf_error *err);
     /* A running job ended (completed or killed) at the current decision
      * point; called while events are applied, before decide. */
-    void (*job_ended)(void *state, fbf_sched *s, fbf_job_h j);
+    int (*job_ended)(void *state, fbf_sched *s, fbf_job_h j, fbf_error *err);
     /* A waiting job leaves the queue without running (config.max_wait),
      * before the pass; its record (rsv included) is still as the policy
      * left it. Optional for a policy that keeps nothing per waiting job. */
-    void (*job_withdrawn)(void *state, fbf_sched *s, fbf_job_h j);
+    int (*job_withdrawn)(void *state, fbf_sched *s, fbf_job_h j, fbf_error *err);
     /* The one scheduling pass of a decision point. */
     int (*decide)(void *state, fbf_sched *s, fbf_error *err);
-    /* See fbf_engine_estimate_start(). */
-    double (*estimate)(void *state, fbf_sched *s, uint32_t res, double walltime);
+    /* *start: see fbf_engine_estimate_start() (INFINITY: never; NAN: the
+     * policy cannot tell, which is an answer, not a failure). */
+    int (*estimate)(void *state, fbf_sched *s, uint32_t res, double walltime, double *start,
+                    fbf_error *err);
     /* Optional: a machine that is not ON became held (engine/power.h): j
      * is a running pseudo-job of 1 resource over [start, est_end), whose
      * end is reported through job_ended like a job's. Called at a
      * decision point, before or after decide, never during it. The
      * engine holds a machine only where no reservation needs it. */
-    void (*resources_held)(void *state, fbf_sched *s, fbf_job_h j);
+    int (*resources_held)(void *state, fbf_sched *s, fbf_job_h j, fbf_error *err);
     /* Optional: a waiting job's keys are about to change (done false:
      * its old keys still hold, so indexes keyed by them can let it go) or
      * have changed (done true); see fbf_engine_set_priority(). */
-    void (*job_rekeyed)(void *state, fbf_sched *s, fbf_job_h j, bool done);
+    int (*job_rekeyed)(void *state, fbf_sched *s, fbf_job_h j, bool done, fbf_error *err);
     /* Optional: a running job's estimate grew (D10 predict's correction):
      * it held [start, start + old_walltime) and now holds [start, est_end).
      * Called at a decision point before decide. */
-    void (*job_extended)(void *state, fbf_sched *s, fbf_job_h j, double old_walltime);
+    int (*job_extended)(void *state, fbf_sched *s, fbf_job_h j, double old_walltime,
+                        fbf_error *err);
     /* Optional: fills up to max counters of the work done so far (what a
      * benchmark reports beside the time it took) and returns how many. */
     size_t (*counters)(const void *state, fbf_policy_counter *out, size_t max);
@@ -81,6 +87,8 @@ const fbf_order_ops *fbf_sched_order(const fbf_sched *s);
 const fbf_order_ops *fbf_sched_backfill_order(const fbf_sched *s);
 bool fbf_sched_same_orders(const fbf_sched *s);
 fbf_estimate fbf_sched_estimate(const fbf_sched *s);
+/* The config's policy_options (NULL: none); valid during create only. */
+const void *fbf_sched_policy_options(const fbf_sched *s);
 uint32_t fbf_sched_capacity(const fbf_sched *s);
 uint32_t fbf_sched_free(const fbf_sched *s);
 size_t fbf_sched_nb_waiting(const fbf_sched *s);

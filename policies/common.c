@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 
 typedef struct fill_ctx {
     fbf_profile *p;
@@ -44,4 +45,15 @@ int fbf_policy_release(fbf_profile *p, double from, const fbf_job *j)
 {
     double end = from + j->walltime;
     return end > from ? fbf_profile_remove(p, from, end, j->res) : 0;
+}
+
+void *fbf_policy_grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return v;
+    size_t c = *cap ? *cap * 2 : first;
+    void *g = realloc(v, c * size);
+    if (g)
+        *cap = c;
+    return g;
 }

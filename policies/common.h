@@ -24,4 +24,8 @@ int fbf_policy_running_profile(fbf_sched *s, fbf_profile *p, bool *unknown);
 int fbf_policy_hold(fbf_profile *p, double from, const fbf_job *j);
 int fbf_policy_release(fbf_profile *p, double from, const fbf_job *j);
 
+/* v, holding n elements of `size` bytes in *cap, with room for one more
+ * (grown to `first`, then doubled); NULL, v unchanged, out of memory. */
+void *fbf_policy_grow(void *v, size_t *cap, size_t n, size_t size, size_t first);
+
 #endif

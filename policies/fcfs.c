@@ -38,16 +38,19 @@ static int fcfs_decide(void *state, fbf_sched *s, fbf_error *err)
 
 /* Places every waiting job in queue order, none before the previous one's
  * start (FCFS never overtakes), then the hypothetical job. */
-static double fcfs_estimate(void *state, fbf_sched *s, uint32_t res, double walltime)
+static int fcfs_estimate(void *state, fbf_sched *s, uint32_t res, double walltime,
+                         double *start, fbf_error *err)
 {
+    *start = NAN;
     if (walltime < 0)
-        return NAN;
+        return 0;
     fbf_profile *p = fbf_profile_create(fbf_sched_capacity(s));
     if (!p)
-        return NAN;
+        return fbf_errorf(err, -ENOMEM, "fcfs: out of memory");
     bool unknown = false;
     double t = fbf_sched_now(s);
-    if (fbf_policy_running_profile(s, p, &unknown) < 0 || unknown)
+    int rc = fbf_policy_running_profile(s, p, &unknown);
+    if (rc < 0 || unknown)
         goto unknown;
     fbf_sched_iter it;
     fbf_sched_iter_init(s, &it);
@@ -56,15 +59,13 @@ static double fcfs_estimate(void *state, fbf_sched *s, uint32_t res, double wall
         if (j->walltime < 0)
             goto unknown;
         t = fbf_profile_earliest(p, t, j->res, j->walltime);
-        if (fbf_policy_hold(p, t, j) < 0)
+        if ((rc = fbf_policy_hold(p, t, j)) < 0)
             goto unknown;
     }
-    t = fbf_profile_earliest(p, t, res, walltime);
-    fbf_profile_destroy(p);
-    return t;
+    *start = fbf_profile_earliest(p, t, res, walltime);
 unknown:
     fbf_profile_destroy(p);
-    return NAN;
+    return rc < 0 ? fbf_errorf(err, rc, "fcfs: out of memory") : 0;
 }
 
 const fbf_policy_ops fbf_policy_fcfs = {

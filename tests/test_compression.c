@@ -2,11 +2,11 @@
  * test_compression: the indexed conservative backfilling (compression
  * that only visits reservations which can move, searches near released
  * ranges, the placement cache) against the plain D7 loops
- * (fbf_backfill_set_plain), job by job: on several hundred random
+ * (the tuning's plain), job by job: on several hundred random
  * workloads with deep queues, early completions (kills are reported the
  * same way) and out-of-order submissions, every start time, allocation,
  * decision and every reservation after every decision point must be the
- * same. Each workload runs the indexed pass two ways (policies/compress.h):
+ * same. Each workload runs the indexed pass two ways (policies/backfilling/tuning.h):
  * as configured by default; and with a run table over every hole, however
  * wide, every batch of arrivals, however small, placed with the corner
  * and fit facts of a burst, and the scratch of every pass freed after it, as after
@@ -26,9 +26,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "policies/compress.h"
-#include "policies/policies.h"
-#include "policies/runs.h"
+#include "policies/backfilling/tuning.h"
 #include "support/engine_sim.h"
 #include "support/ref_sched.h"
 
@@ -88,32 +86,37 @@ static size_t workload(uint64_t seed, ref_job *jobs, uint32_t *ids, uint32_t *nb
     return n;
 }
 
-static int run(bool plain, unsigned workers, const uint32_t *ids, uint32_t nb,
-               const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr,
-               fbf_test_rsv_log *l)
+/* One run under the tuning; *st gets the engine's statistics. */
+static int run(const fbf_backfill_tuning *tune, unsigned workers, const uint32_t *ids,
+               uint32_t nb, const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr,
+               fbf_test_rsv_log *l, fbf_backfill_stats *st)
 {
     char err[512] = "";
-    fbf_backfill_set_plain(plain);
     static fbf_job_h handles[MAX_JOBS];
     fbf_test_rsv_log_init(l, handles, n);
-    int rc = fbf_test_sim_run("conservative", 0, workers, ids, nb, jobs, n, out, tr,
-                              fbf_test_rsv_log_hook,
-                              l, NULL, err, sizeof err);
-    fbf_backfill_set_plain(false);
+    fbf_test_sim_config c = {.policy = "conservative", .workers = workers,
+                             .policy_options = tune};
+    fbf_engine *e = NULL;
+    int rc = fbf_test_sim_run_cfg(&c, ids, nb, jobs, n, out, tr, fbf_test_rsv_log_hook, l, &e,
+                                  err, sizeof err);
+    assert_int_equal(fbf_backfill_stats_of(e, st), 0);
+    fbf_engine_destroy(e);
     if (rc < 0)
-        fail_msg("%s: %s", plain ? "plain" : "indexed", err);
+        fail_msg("%s: %s", tune->plain ? "plain" : "indexed", err);
     return rc;
 }
 
-/* One indexed run of the workload against the plain one. */
-static void check_indexed(uint64_t seed, const char *how, unsigned workers, const uint32_t *ids,
-                          uint32_t nb, const ref_job *jobs, size_t n, const ref_result *want,
-                          ref_trace *pt, const fbf_test_rsv_log *pl)
+/* One indexed run of the workload under the tuning against the plain
+ * one; *st gets its statistics. */
+static void check_indexed(uint64_t seed, const char *how, const fbf_backfill_tuning *tune,
+                          unsigned workers, const uint32_t *ids, uint32_t nb, const ref_job *jobs,
+                          size_t n, const ref_result *want, ref_trace *pt,
+                          const fbf_test_rsv_log *pl, fbf_backfill_stats *st)
 {
     static ref_result got[MAX_JOBS];
     ref_trace ft = {0};
     fbf_test_rsv_log fl;
-    run(false, workers, ids, nb, jobs, n, got, &ft, &fl);
+    run(tune, workers, ids, nb, jobs, n, got, &ft, &fl, st);
     size_t at = ref_trace_diff(pt, &ft);
     for (size_t i = 0; i < n; i++) {
         bool same = want[i].rejected == got[i].rejected &&
@@ -143,34 +146,37 @@ static void test_indexed_equals_plain(void **state)
     static ref_result want[MAX_JOBS];
     uint32_t ids[REF_MAX_RES], nb;
     size_t total = 0, checks = 0;
-    unsigned long corner_batches = 0, scratch_frees = 0, fit0 = fbf_backfill_fit_starts();
+    unsigned long corner_batches = 0, scratch_frees = 0, fit_starts = 0;
+    const fbf_backfill_tuning dflt = fbf_backfill_tuning_defaults();
+    fbf_backfill_tuning plain = dflt, every = dflt;
+    plain.plain = true;
+    /* Short schedules make wide holes, which the default leaves to
+     * searches of the profile. */
+    every.corner_min_batch = 1;
+    every.scratch_keep = 0;
+    every.runs_share = 0;
+    every.runs_cells_from = 1;
+    fbf_backfill_stats st;
     for (uint64_t seed = 1; seed <= NB_WORKLOADS; seed++) {
         size_t n = workload(seed, jobs, ids, &nb);
         total += n;
         unsigned workers = seed % 3 == 0 ? 3 : 1;
         ref_trace pt = {0};
         fbf_test_rsv_log pl;
-        run(true, workers, ids, nb, jobs, n, want, &pt, &pl);
+        run(&plain, workers, ids, nb, jobs, n, want, &pt, &pl, &st);
         checks += pl.checks;
 
-        check_indexed(seed, "default", workers, ids, nb, jobs, n, want, &pt, &pl);
+        check_indexed(seed, "default", &dflt, workers, ids, nb, jobs, n, want, &pt, &pl, &st);
+        fit_starts += st.fit_starts;
 
-        /* Short schedules make wide holes, which the default leaves to
-         * searches of the profile. */
-        unsigned long corner0 = fbf_backfill_set_corner_batch(1);
-        unsigned long frees0 = fbf_backfill_set_scratch_keep(0);
-        fbf_backfill_set_runs_share(0);
-        fbf_backfill_set_runs_cells(1);
         check_indexed(seed, "every run table, released ranges indexed from the first, corner "
                       "facts for every batch, scratch freed after every pass",
-                      workers, ids, nb, jobs, n, want, &pt, &pl);
-        fbf_backfill_set_runs_cells(0);
-        corner_batches += fbf_backfill_set_corner_batch(0) - corner0;
-        scratch_frees += fbf_backfill_set_scratch_keep(FBF_BF_SCRATCH_KEEP) - frees0;
-        fbf_backfill_set_runs_share(FBF_RUNS_SPAN_SHARE);
+                      &every, workers, ids, nb, jobs, n, want, &pt, &pl, &st);
+        corner_batches += st.corner_batches;
+        scratch_frees += st.scratch_frees;
+        fit_starts += st.fit_starts;
         ref_trace_fini(&pt);
     }
-    unsigned long fit_starts = fbf_backfill_fit_starts() - fit0;
     fprintf(stderr,
             "indexed vs plain: %d workloads, %zu jobs, %zu reservations compared; %lu batches "
             "of arrivals placed with corner facts, %lu searches started from a fit fact, %lu "

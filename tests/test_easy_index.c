@@ -1,7 +1,7 @@
 /*
  * test_easy_index: the indexed scan of EASY and finite-depth backfilling
  * (the queue-order index that finds the next job able to start, see
- * policies/bf_scan.c) against the plain scan (fbf_backfill_set_plain),
+ * policies/backfilling/may_backfill.c) against the plain scan (the tuning's plain),
  * on random workloads with deep queues, ties in res and walltime,
  * walltime-0 jobs, jobs without a walltime (rejected), early completions
  * and out-of-order submissions, some on wide platforms where more
@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "policies/policies.h"
+#include "policies/backfilling/tuning.h"
 #include "support/engine_sim.h"
 #include "support/ref_sched.h"
 
@@ -135,25 +135,33 @@ static size_t many_sizes(ref_job *jobs, uint32_t *nb)
     return n;
 }
 
-static void run(bool plain, int64_t depth, unsigned workers, const uint32_t *ids, uint32_t nb,
-                const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr,
-                fbf_test_rsv_log *l)
+/* Returns the passes of the run that fell back to the plain scan. */
+static uint64_t run(bool plain, int64_t depth, unsigned workers, const uint32_t *ids,
+                    uint32_t nb, const ref_job *jobs, size_t n, ref_result *out, ref_trace *tr,
+                    fbf_test_rsv_log *l)
 {
     char err[512] = "";
     static fbf_job_h handles[MAX_JOBS];
     fbf_test_rsv_log_init(l, handles, n);
-    fbf_backfill_set_plain(plain);
-    int rc = fbf_test_sim_run("easy", depth, workers, ids, nb, jobs, n, out, tr,
-                              fbf_test_rsv_log_hook, l,
-                              NULL, err, sizeof err);
-    fbf_backfill_set_plain(false);
+    fbf_backfill_tuning tune = fbf_backfill_tuning_defaults();
+    tune.plain = plain;
+    fbf_test_sim_config c = {.policy = "easy", .depth = depth, .workers = workers,
+                             .policy_options = &tune};
+    fbf_engine *e = NULL;
+    int rc = fbf_test_sim_run_cfg(&c, ids, nb, jobs, n, out, tr, fbf_test_rsv_log_hook, l, &e,
+                                  err, sizeof err);
+    fbf_backfill_stats st;
+    assert_int_equal(fbf_backfill_stats_of(e, &st), 0);
+    fbf_engine_destroy(e);
     if (rc < 0)
         fail_msg("%s, depth %lld: %s", plain ? "plain" : "indexed", (long long)depth, err);
+    return st.plain_fallbacks;
 }
 
-/* Runs both scans; returns the number of jobs started. */
+/* Runs both scans; returns the number of jobs started, and in *fallbacks
+ * the indexed run's passes that fell back to the plain scan. */
 static size_t compare(const char *what, int64_t depth, unsigned workers, uint32_t nb,
-                      const ref_job *jobs, size_t n)
+                      const ref_job *jobs, size_t n, uint64_t *fallbacks)
 {
     static ref_result want[MAX_JOBS], got[MAX_JOBS];
     uint32_t ids[REF_MAX_RES];
@@ -161,8 +169,9 @@ static size_t compare(const char *what, int64_t depth, unsigned workers, uint32_
         ids[k] = k;
     ref_trace pt = {0}, ft = {0};
     fbf_test_rsv_log pl, fl;
-    run(true, depth, workers, ids, nb, jobs, n, want, &pt, &pl);
-    run(false, depth, workers, ids, nb, jobs, n, got, &ft, &fl);
+    uint64_t none = run(true, depth, workers, ids, nb, jobs, n, want, &pt, &pl);
+    assert_int_equal(none, 0); /* the plain scan has no index to give up */
+    *fallbacks = run(false, depth, workers, ids, nb, jobs, n, got, &ft, &fl);
     size_t started = 0;
     for (size_t i = 0; i < n; i++) {
         bool same = want[i].rejected == got[i].rejected &&
@@ -197,12 +206,14 @@ static void test_indexed_equals_plain(void **state)
     static ref_job jobs[MAX_JOBS];
     static const int64_t depths[] = {1, 2, 5};
     size_t total = 0, started = 0, rejected = 0;
+    uint64_t fallbacks = 0, f;
     for (uint64_t seed = 1; seed <= NB_WORKLOADS; seed++) {
         uint32_t nb;
         size_t n = workload(seed, jobs, &nb);
         char what[32];
         snprintf(what, sizeof what, "seed %llu", (unsigned long long)seed);
-        started += compare(what, depths[seed % 3], seed % 2 ? 1 : 3, nb, jobs, n);
+        started += compare(what, depths[seed % 3], seed % 2 ? 1 : 3, nb, jobs, n, &f);
+        fallbacks += f;
         total += n;
         for (size_t i = 0; i < n; i++)
             rejected += jobs[i].walltime < 0;
@@ -210,8 +221,8 @@ static void test_indexed_equals_plain(void **state)
     /* The workloads must exercise what they claim to. */
     assert_true(rejected > 0 && started + rejected == total);
     fprintf(stderr,
-            "indexed vs plain: %d workloads, %zu jobs, %zu rejected, %lu passes fell back\n",
-            NB_WORKLOADS, total, rejected, fbf_backfill_plain_fallbacks());
+            "indexed vs plain: %d workloads, %zu jobs, %zu rejected, %llu passes fell back\n",
+            NB_WORKLOADS, total, rejected, (unsigned long long)fallbacks);
 }
 
 static void test_mixed_queue_needs_no_fallback(void **state)
@@ -221,9 +232,10 @@ static void test_mixed_queue_needs_no_fallback(void **state)
     uint32_t nb;
     size_t n = narrow_long_wide_short(jobs, &nb);
     for (int64_t depth = 1; depth <= 2; depth++) {
-        unsigned long before = fbf_backfill_plain_fallbacks();
-        assert_int_equal(compare("narrow-long/wide-short", depth, depth, nb, jobs, n), n);
-        assert_int_equal(fbf_backfill_plain_fallbacks(), before);
+        uint64_t fallbacks;
+        assert_int_equal(compare("narrow-long/wide-short", depth, depth, nb, jobs, n, &fallbacks),
+                         n);
+        assert_int_equal(fallbacks, 0);
     }
 }
 
@@ -234,9 +246,10 @@ static void test_many_sizes_fall_back(void **state)
     uint32_t nb;
     size_t n = many_sizes(jobs, &nb);
     for (int64_t depth = 1; depth <= 5; depth += 4) {
-        unsigned long before = fbf_backfill_plain_fallbacks();
-        assert_int_equal(compare("many sizes", depth, depth == 1 ? 1 : 3, nb, jobs, n), n);
-        assert_true(fbf_backfill_plain_fallbacks() > before);
+        uint64_t fallbacks;
+        assert_int_equal(compare("many sizes", depth, depth == 1 ? 1 : 3, nb, jobs, n, &fallbacks),
+                         n);
+        assert_true(fallbacks > 0);
     }
 }
 

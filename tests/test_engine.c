@@ -23,6 +23,7 @@
 #include "engine/jobs.h"
 #include "engine/policy_api.h"
 #include "engine/queue.h"
+#include "policies/backfilling/tuning.h"
 #include "policies/policies.h"
 #include "policies/registry.h"
 #include "support/testkit.h"
@@ -262,13 +263,13 @@ static void test_engine_errors(void **state)
     fbf_error err;
     const fbf_policy_entry *pe = fbf_policy_lookup("easy");
     assert_null(fbf_policy_lookup("nope"));
-#define C(p, d, w, k, m) {p, d, w, k, m, NULL, NULL, FBF_ESTIMATE_WALLTIME}
+#define C(p, d, w, k, m) {p, d, w, k, m, NULL, NULL, FBF_ESTIMATE_WALLTIME, NULL}
     fbf_engine_config bad[] = {
         C(NULL, 1, 1, 0, 0),        C(pe->ops, 1, 0, 0, 0),     C(pe->ops, 0, 1, 0, 0),
         C(pe->ops, 1, 257, 0, 0),   C(pe->ops, 1, 1, -1, 0),    C(pe->ops, 1, 1, NAN, 0),
         C(pe->ops, 1, 1, INFINITY, 0), C(pe->ops, 1, 1, 0, -1), C(pe->ops, 1, 1, 0, NAN),
         C(pe->ops, 1, 1, 0, INFINITY),
-        {pe->ops, 1, 1, 0, 0, NULL, NULL, (fbf_estimate)3}};
+        {pe->ops, 1, 1, 0, 0, NULL, NULL, (fbf_estimate)3, NULL}};
 #undef C
     for (int k = 0; k < 11; k++)
         assert_null(fbf_engine_create(&bad[k], &err));
@@ -382,7 +383,12 @@ static int t_decide(void *st, fbf_sched *s, fbf_error *err)
     return 0;
 }
 
-static double t_estimate(void *st, fbf_sched *s, uint32_t res, double walltime) { return NAN; }
+static int t_estimate(void *st, fbf_sched *s, uint32_t res, double walltime, double *start,
+                      fbf_error *err)
+{
+    *start = NAN;
+    return 0;
+}
 
 static const fbf_policy_ops test_ops = {
     .name = "test", .needs_walltime = true, .create = t_create, .destroy = t_destroy,
@@ -424,11 +430,14 @@ static void test_kill_after(void **state)
 /* max_wait: jobs waiting that long after their subtime are given up
  * before the pass, in queue order, a call covers the next one, and a
  * reservation given up is released and compressed away (D7 a). */
-static void give_up(const char *policy, const char *at0, const char *at20, const char *at30)
+static void give_up(const char *policy, bool plain, const char *at0, const char *at20,
+                    const char *at30)
 {
     const fbf_policy_entry *pe = fbf_policy_lookup(policy);
+    fbf_backfill_tuning tune = fbf_backfill_tuning_defaults();
+    tune.plain = plain;
     fbf_engine_config cfg = {.policy = pe->ops, .reservation_depth = pe->default_depth,
-                             .workers = 2, .max_wait = 30};
+                             .workers = 2, .max_wait = 30, .policy_options = &tune};
     fbf_engine *e = mk_engine_cfg(&cfg, "0-3");
 
     fbf_test_begin(e, 0);
@@ -461,15 +470,14 @@ static void give_up(const char *policy, const char *at0, const char *at20, const
 static void test_max_wait(void **state)
 {
     (void)state;
-    give_up("fcfs", "E:a C:30", "C:30", "G:b G:c C:50");
-    give_up("easy", "E:a C:30", "C:30", "G:b G:c C:50");
+    give_up("fcfs", false, "E:a C:30", "C:30", "G:b G:c C:50");
+    give_up("easy", false, "E:a C:30", "C:30", "G:b G:c C:50");
     /* conservative: b and c reserved at 100, d behind them at 150; the
      * same calls (no running job ends before the give-ups). */
-    give_up("conservative", "E:a C:30", "C:30", "G:b G:c C:50");
-    fbf_backfill_set_plain(true); /* the plain passes agree */
-    give_up("easy", "E:a C:30", "C:30", "G:b G:c C:50");
-    give_up("conservative", "E:a C:30", "C:30", "G:b G:c C:50");
-    fbf_backfill_set_plain(false);
+    give_up("conservative", false, "E:a C:30", "C:30", "G:b G:c C:50");
+    /* the plain passes agree */
+    give_up("easy", true, "E:a C:30", "C:30", "G:b G:c C:50");
+    give_up("conservative", true, "E:a C:30", "C:30", "G:b G:c C:50");
 }
 
 static void test_reply_order(void **state)

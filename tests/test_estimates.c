@@ -51,7 +51,7 @@ static void check(const char *policy, ref_policy rp, ref_estimate est, uint32_t 
         if (out[i].start != starts[i])
             fail_msg("reference %s/%s: job %zu at %g, expected %g", policy,
                      ref_estimate_names[est], i, out[i].start, starts[i]);
-    fbf_test_sim_config c = {policy, 0, 1, NULL, NULL, ref_estimate_names[est]};
+    fbf_test_sim_config c = {policy, 0, 1, NULL, NULL, ref_estimate_names[est], NULL};
     for (c.workers = 1; c.workers <= 3; c.workers += 2) {
         tr = (ref_trace){0};
         if (fbf_test_sim_run_cfg(&c, ids, nb, jobs, n, out, &tr, NULL, NULL, NULL, err,
@@ -116,7 +116,7 @@ static void test_predict_repair(void **state)
     (void)state;
     static const double predict[] = {0, 0, 20, 70, 80, 80};
     check("conservative", REF_CONSERVATIVE, REF_PREDICT, 2, cons_wl, 6, predict);
-    fbf_test_sim_config c = {"conservative", 0, 2, NULL, NULL, "predict"};
+    fbf_test_sim_config c = {"conservative", 0, 2, NULL, NULL, "predict", NULL};
     ref_result out[6];
     ref_trace tr = {0};
     char err[256];

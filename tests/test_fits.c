@@ -1,6 +1,6 @@
 /*
  * test_fits: the fit facts of a batch of conservative arrivals
- * (policies/fits.c) against a plain list of every fact learnt.
+ * (policies/backfilling/no_fit_before.c) against a plain list of every fact learnt.
  *
  * What placement relies on: a bound is never later than what the facts
  * learnt say (else a search would start past a job's earliest fit), and
@@ -18,7 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "policies/fits.h"
+#include "policies/backfilling/no_fit_before.h"
 #include "support/testkit.h"
 
 #define MAX_FACTS 3000

@@ -1,5 +1,5 @@
 /*
- * test_hsum: the summary tree over hole tables (policies/hsum.c) finds
+ * test_hsum: the summary tree over hole tables (policies/backfilling/runs_over_holes.c) finds
  * exactly the first hole a lookup per hole would find, while tables are
  * built, dropped and moved under it (each change reported), and a range
  * of holes that all rule a query out costs no lookup of theirs once
@@ -16,8 +16,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "policies/hsum.h"
-#include "policies/stairs.h"
+#include "policies/backfilling/runs_over_holes.h"
+#include "policies/backfilling/level_runs.h"
 #include "support/testkit.h"
 
 #define N FBF_BF_HSUM_LEAVES

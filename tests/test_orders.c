@@ -112,7 +112,7 @@ static void check(const run *r, uint32_t nb, const ref_job *jobs, size_t n, cons
                      ref_order_names[r->order], ref_order_names[r->backfill], i, out[i].start,
                      starts[i]);
     fbf_test_sim_config c = {r->policy, r->depth, 1, ref_order_names[r->order],
-                             ref_order_names[r->backfill], NULL};
+                             ref_order_names[r->backfill], NULL, NULL};
     for (c.workers = 1; c.workers <= 3; c.workers += 2) {
         tr = (ref_trace){0};
         if (fbf_test_sim_run_cfg(&c, ids, nb, jobs, n, out, &tr, NULL, NULL, NULL, err,
@@ -239,7 +239,7 @@ static void test_backfill_order(void **state)
 
 static fbf_engine *prio_engine(const char *policy)
 {
-    fbf_test_sim_config c = {policy, 0, 2, "priority", NULL, NULL};
+    fbf_test_sim_config c = {policy, 0, 2, "priority", NULL, NULL, NULL};
     return fbf_test_sim_engine_cfg(&c, ids, 1);
 }
 

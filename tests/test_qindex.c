@@ -1,5 +1,5 @@
 /*
- * test_qindex: the queue-order index of policies/qindex.c finds, after
+ * test_qindex: the queue-order index of policies/backfilling/queue_index.c finds, after
  * any job (indexed or not) or from the head, exactly the first job in
  * queue order whose own values pass a monotone predicate, as a scan of
  * every indexed job does; while jobs are inserted, removed and have their
@@ -22,7 +22,7 @@
 #include "engine/engine.h"
 #include "engine/jobs.h"
 #include "engine/policy_api.h"
-#include "policies/qindex.h"
+#include "policies/backfilling/queue_index.h"
 #include "support/testkit.h"
 
 #define NJOBS 600

@@ -1,6 +1,6 @@
 /*
  * test_runs: the per-hole run tables of conservative compression
- * (policies/runs.c) against a brute-force scan of the profile, on random
+ * (policies/backfilling/hole_runs.c) against a brute-force scan of the profile, on random
  * profiles, through growth that is reported, drops that are not, and
  * holes that change.
  *
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "engine/profile.h"
-#include "policies/runs.h"
+#include "policies/backfilling/hole_runs.h"
 #include "support/testkit.h"
 
 #define CAP 8

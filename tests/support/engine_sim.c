@@ -34,7 +34,8 @@ fbf_engine *fbf_test_sim_engine_cfg(const fbf_test_sim_config *c, const uint32_t
     assert_non_null(pe);
     fbf_engine_config cfg = {.policy = pe->ops,
                              .reservation_depth = c->depth ? c->depth : pe->default_depth,
-                             .workers = c->workers};
+                             .workers = c->workers,
+                             .policy_options = c->policy_options};
     if (c->order)
         assert_non_null(cfg.order = fbf_order_lookup(c->order));
     if (c->backfill_order)

@@ -39,6 +39,7 @@ typedef struct fbf_test_sim_config {
     int64_t depth;
     unsigned workers;
     const char *order, *backfill_order, *estimate;
+    const void *policy_options; /* fbf_engine_config's (NULL: defaults) */
 } fbf_test_sim_config;
 fbf_engine *fbf_test_sim_engine_cfg(const fbf_test_sim_config *c, const uint32_t *ids,
                                     uint32_t nb);

@@ -7,7 +7,7 @@
  * every reservation, earliest() tries now and every breakpoint in
  * ascending order, EASY uses the shadow/extra formulas of D6 (no profile),
  * a reservation depth k >= 2 re-reserves the first k jobs at every pass
- * (D8, as backfill.c words it), conservative follows D7 (a)-(d) step by
+ * (D8, as policies/backfilling/policy.c words it), conservative follows D7 (a)-(d) step by
  * step, FCFS is D5. The orders of D9 are sorts of the waiting jobs by
  * their keys, taken at every decision point; the estimates of D10 are
  * taken at submission, corrected after the events and repaired under

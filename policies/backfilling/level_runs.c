@@ -1,20 +1,9 @@
 /*
- * stairs: staircases of runs of free(); see stairs.h for the contract.
- *
- * How. A region's step function is swept once with a stack of rising
- * levels (the classic "largest rectangle under a histogram"): every
- * maximal run of free() >= h, for the h that is its minimum, is popped
- * once as a rectangle (h, start, end). Keeping those that meet [ha, hb]
- * and ordering them by level gives the staircase. A run of free() >= r
- * that meets the range lies in such a rectangle (the one of its own
- * minimum), so nothing is missed. Gathered steps of other staircases are
- * rectangles too: the staircase of all of them answers for their union.
- *
- * Invariants: between _clear and _take, rect holds every rectangle
- * gathered and rect_top the highest level among them; the level slots
- * (lv) are all clear outside staircase().
+ * level_runs: see level_runs.h. One sweep with a stack of rising levels
+ * pops every maximal run once as a rectangle (h, start, end); those that
+ * meet the range, ordered by level, are the staircase (docs/backfilling.md).
  */
-#include "policies/stairs.h"
+#include "policies/backfilling/level_runs.h"
 
 #include <errno.h>
 #include <math.h>

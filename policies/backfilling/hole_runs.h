@@ -1,22 +1,11 @@
 /*
- * runs: for each released range ("hole") of a conservative compression
- * pass, the longest run of free() >= r that meets it, for every r at once
- * (policies/runs.c). It turns holes.c's movement test on a subtree, "does
- * a window of r resources for l seconds fit across this hole", from a
- * walk over the profile into a binary search. Private to policies/.
- *
- * Contract. A table answers for the runs that meet a range released in
- * this pass (fbf_bf_runs_add) inside its hole [a, b), for the profile as
- * it was when built, over the region [max(now, x - reach), y + reach) of
- * each such range [x, y); runs cut by the region's edge (other than now)
- * count as unbounded. Where free() later dropped the answer is too long, which
- * only lets more jobs through the test (safe); where it grew the table
- * must go: the pass reports every growth with fbf_bf_runs_changed (and
- * its drops too, so that tables stay sharp). Tables
- * are tied to a hole's exact bounds and follow it through
- * fbf_bf_runs_remap when the holes are normalised again.
- *
- * Ownership: fbf_bf_runs_create/_destroy; not thread-safe.
+ * hole_runs: for each released range ("hole") of a compression pass, the
+ * longest run of free() >= r that meets it, for every r at once, so that
+ * may_move.c's test "does a window of r for l fit across this hole" is a
+ * binary search, not a walk. Tables stay valid while the pass reports
+ * every change of free() (fbf_bf_runs_changed) and follow their hole
+ * through fbf_bf_runs_remap. Not thread-safe. Contract and invariants:
+ * docs/backfilling.md.
  */
 #ifndef FBF_RUNS_H
 #define FBF_RUNS_H
@@ -26,8 +15,8 @@
 #include <stdint.h>
 
 #include "engine/profile.h"
-#include "policies/backfill_int.h"
-#include "policies/holes.h"
+#include "policies/backfilling/state.h"
+#include "policies/backfilling/may_move.h"
 
 typedef struct fbf_bf_runs fbf_bf_runs;
 
@@ -72,14 +61,14 @@ bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *
 bool fbf_bf_runs_released_at(const fbf_bf_runs *r, double t);
 
 /* Ranges are visited one by one up to this many in a pass; past it an
- * index over them (policies/cells.h) lets searches jump over stretches
+ * index over them (policies/backfilling/cell_runs.h) lets searches jump over stretches
  * where none can hold a window, and hole tables merge whole stretches at
  * once. Tests lower it with fbf_bf_runs_set_cells_from (0: the default),
  * which lasts across resets. */
 #define FBF_RUNS_CELLS_FROM 4096
 void fbf_bf_runs_set_cells_from(fbf_bf_runs *r, size_t n);
-/* Tests only: jumps over cells of ranges so far, all runs together. */
-unsigned long fbf_bf_runs_cell_jumps(void);
+/* Jumps over cells of ranges r made so far (which path ran, for tests). */
+uint64_t fbf_bf_runs_cell_jumps(const fbf_bf_runs *r);
 
 /* free() changed on [x, y): the tables whose region meets it are dropped
  * (required where it grew; where it dropped they would only be loose). */
@@ -105,7 +94,7 @@ int fbf_bf_runs_query(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *
  * res, both a run at least l long and a run ending at or after `end`
  * (one with no table never does); `to` if there is none. One lookup
  * passes over a whole range of holes that all rule both out, through a
- * summary kept over the tables (policies/hsum.h). */
+ * summary kept over the tables (policies/backfilling/runs_over_holes.h). */
 size_t fbf_bf_runs_candidate(fbf_bf_runs *r, const fbf_profile *p, const fbf_bf_holes *hs,
                              double now, size_t from, size_t to, uint32_t res, double l,
                              double end);

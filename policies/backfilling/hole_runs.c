@@ -1,56 +1,20 @@
 /*
- * runs: the longest run of free() >= r meeting each hole, for every r at
- * once; see runs.h for the contract.
- *
- * Why. The movement test of holes.c asks, for a subtree of reserved jobs
- * (min res r, min walltime l) and a hole, whether a window of r
- * resources for l seconds fits across the hole. The profile answers one
- * such question by jumping from run to run of free() >= r, and in a
- * packed profile (deep queues) a hole holds thousands of short runs, so
- * the test cost grew with the queue. Between two moves of a pass the
- * profile is fixed, and the tests on one hole differ only in (r, l): one
- * sweep of the hole's region answers them all.
- *
- * How. A table is the staircase (policies/stairs.h) of the maximal runs
- * of free() over the region around the range that meet it: the answer
- * for r is its last step whose level is >= r. The region stops where
- * free() drops below the smallest res of any reserved job (no run that
- * matters crosses such a step), or at the reach, where runs count as
- * unbounded. O(K) per table, K the breakpoints of the region, and the
- * ordering of the runs by level.
- *
- * Members. Holes are capped in number (holes.c), so a hole can be the
- * merge of many released ranges far apart, and a sweep of all of it would
- * cost the whole stretch of schedule between them on every rebuild. Only
- * windows that meet a released range matter, so each range the pass
- * released (a member) keeps its own table over its own region, and a
- * hole's table is the staircase of its members' steps: a move rebuilds
- * the few members near what changed and re-merges short staircases.
- * Once a pass has released many ranges (a hole can then hold most of
- * them), they are no longer visited one by one: an index
- * (policies/cells.h) keeps the staircase of the ranges of each cell of
- * time and of each node of a tree over the cells. Searches jump over
- * cells where no run is long enough, and a hole's table merges the
- * O(log cells) nodes between its two end cells with the ranges of those
- * two.
- *
- * Invariants: members are sorted, apart, and each lies inside one hole;
- * m[k] is valid only while no reported growth met its region [lo, hi];
- * t[i] belongs to the hole with bounds (t[i].a, t[i].b), and is valid
- * only while every member inside it is valid and none was added.
+ * hole_runs: see hole_runs.h. Each range the pass released keeps its own
+ * table over its own region; a hole's table merges its members' steps;
+ * past FBF_RUNS_CELLS_FROM ranges, cell_runs.c indexes them. Why, and the
+ * invariants: docs/backfilling.md.
  */
-#include "policies/runs.h"
+#include "policies/backfilling/hole_runs.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "policies/cells.h"
-#include "policies/hsum.h"
-#include "policies/stairs.h"
+#include "policies/backfilling/cell_runs.h"
+#include "policies/backfilling/runs_over_holes.h"
+#include "policies/backfilling/level_runs.h"
 
 typedef fbf_bf_stair stair;
 
@@ -84,6 +48,7 @@ struct fbf_bf_runs {
     size_t cells_from;
     bool cells_failed;
     fbf_bf_hsum *hsum; /* over t[]: told of every change of a hole table */
+    uint64_t cell_jumps; /* see fbf_bf_runs_cell_jumps */
 };
 
 static int hole_leaf(void *ctx, size_t i, const fbf_bf_stair **v, size_t *n);
@@ -221,11 +186,9 @@ static size_t member_of_cell(const fbf_bf_runs *r, size_t c)
     return lo;
 }
 
-static atomic_ulong cell_jumps;
-
-unsigned long fbf_bf_runs_cell_jumps(void)
+uint64_t fbf_bf_runs_cell_jumps(const fbf_bf_runs *r)
 {
-    return atomic_load(&cell_jumps);
+    return r->cell_jumps;
 }
 
 typedef struct fill_ctx {
@@ -289,7 +252,7 @@ bool fbf_bf_runs_next(fbf_bf_runs *r, const fbf_profile *p, double now, size_t *
                     return false;
                 seen = d;
                 if (d != c) {
-                    atomic_fetch_add_explicit(&cell_jumps, 1, memory_order_relaxed);
+                    r->cell_jumps++;
                     *k = member_of_cell(r, d);
                     continue;
                 }

@@ -1,18 +1,10 @@
 /*
- * stairs: the staircase of the runs of free() over a region of the
- * profile, for policies/runs.c's tables, and the staircase of steps
- * gathered from several such tables. Private to policies/.
- *
- * Contract. A staircase lists steps (h, w, e) with levels h decreasing
- * and w, e increasing: w is the widest run, e the latest end, among the
- * runs of free() >= h gathered. The answer for r resources is the last
- * step with h >= r (none: no run). A gathering starts with _clear, takes
- * the maximal runs of regions (_sweep) or the steps of staircases made
- * before (_gather), and ends with _take, which writes the staircase.
- *
- * Ownership: _create/_destroy; a fbf_bf_stairs is the scratch of one
- * gathering at a time; not thread-safe. Errors: -ENOMEM, after which the
- * gathering is lost (clear it and start again).
+ * level_runs: for every level r at once, the widest run of free() >= r
+ * and its latest end over a region of the profile (a staircase of steps
+ * (h, w, e), levels decreasing), and the staircase of steps gathered from
+ * several. A gathering: _clear, _sweep regions or _gather staircases,
+ * _take. Scratch of one gathering at a time; -ENOMEM loses it. Details:
+ * docs/backfilling.md.
  */
 #ifndef FBF_STAIRS_H
 #define FBF_STAIRS_H

@@ -1,22 +1,9 @@
 /*
- * cells: a segment tree of staircases over equal cells of time; see
- * cells.h for the contract.
- *
- * Why. At depth a pass releases tens of thousands of ranges, and both the
- * searches of holes.c and the tables of holes (the staircase of all the
- * ranges inside one) visited every range concerned: a hole capped in
- * number can hold most of a pass's ranges, and a move, which changes a
- * few of them, made the next test merge them all again. With a staircase
- * per node, a search jumps to the next cell that may hold a fit, and a
- * hole's table merges O(log cells) nodes, in O(log cells) merges per
- * change.
- *
- * Invariants: node 1 is the root, node k has children 2k and 2k + 1,
- * leaves are n + i; a node's summary is valid only when it is not dirty,
- * and every ancestor of a dirty node is dirty, so a clean node is the
- * exact merge of its clean children.
+ * cell_runs: see cell_runs.h. Node 1 is the root, node k has children 2k
+ * and 2k + 1, leaves are n + i; a clean node is the exact merge of its
+ * clean children, and every ancestor of a dirty node is dirty.
  */
-#include "policies/cells.h"
+#include "policies/backfilling/cell_runs.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,22 +1,9 @@
 /*
- * hsum: a segment tree of staircases over a pass's hole tables; see
- * hsum.h for the contract.
- *
- * Why. The movement test runs on every subtree a queue search visits,
- * and for each it walked the holes before the subtree's latest
- * reservation, one table lookup each, although nearly every table rules
- * the subtree out. A node's staircase is the merge of its holes' tables,
- * so a range of holes that all rule it out costs one lookup. Holes come
- * and go with every move, so nodes are merged lazily: on the way back
- * from a search that had to look at both children.
- *
- * Invariants: node 1 is the root, node k has children 2k and 2k + 1,
- * leaves are FBF_BF_HSUM_LEAVES + i; a clean node's summary is exact
- * (a leaf's is its hole's table as the callback gave it, an inner node's
- * the merge of its clean children), and every ancestor of a dirty node
- * is dirty.
+ * runs_over_holes: see its header. Nodes merge lazily, on the way back
+ * from a search that had to look at both children; a clean node's
+ * summary is exact and every ancestor of a dirty node is dirty.
  */
-#include "policies/hsum.h"
+#include "policies/backfilling/runs_over_holes.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -1,58 +1,22 @@
 /*
- * compress: the compression pass of conservative backfilling (D7 a) and
- * the queue index of reserved jobs it searches. conservative.c holds the
- * rest of D7; backfill_int.h the shared state.
- *
- * Which jobs can move, the test on a subtree of reserved jobs and the
- * search of a mover's new place: policies/holes.c, with the run tables of
- * policies/runs.c, which replace() keeps told of what each move changes.
- * Visiting a job that then does not move changes nothing, so a pass is
- * exact as long as it visits, in queue order, every job the plain pass
- * would move: it asks qi (all reserved jobs, in queue order, with their
- * subtree aggregates) for the first job after the last one visited that
- * passes the test against the current holes, re-places it, and goes on.
- *
- * Cost. Per pass, with M moves and H holes (<= 64): one search of qi per
- * visit (movers, and rarely a job that passes without moving), each
- * O(log N) subtree tests; a test finds the holes worth a closer look
- * through a summary of their run tables (O(log H) lookups when none is),
- * and searches the profile only where a table cannot decide; against N
- * profile searches for the plain pass. M itself is what D7 (a) asks for: in a packed queue a completion
- * moves a few percent of the reserved jobs, each move releasing a range
- * that lets later jobs move.
- *
- * One tree per job size (searched together in queue order, with a log of
- * the ranges each move released) sharpened the test when subtree minima
- * came from different jobs; since the run tables decide most tests, it
- * made passes slower (BM_Decide conservative 1e4: 0.5-0.7 ms without it
- * against 0.8-1.2 ms with it) and cost 56 bytes per reserved job, so qi
- * alone is kept.
+ * move_earlier: D7 (a), compression: after a completion, every reservation
+ * that can start earlier moves, in queue order. The fast pass asks the
+ * queue index for the first reserved job after the last one visited that
+ * may move (may_move.c's test against the released ranges) and re-places
+ * it; the plain pass re-places every one. Why this is exact, and its
+ * cost: docs/backfilling.md.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "policies/backfill_int.h"
+#include "policies/backfilling/state.h"
 #include "policies/common.h"
-#include "policies/compress.h"
-#include "policies/holes.h"
-#include "policies/runs.h"
+#include "policies/backfilling/may_move.h"
+#include "policies/backfilling/hole_runs.h"
 
-static unsigned runs_share = FBF_RUNS_SPAN_SHARE;
-static size_t runs_cells_from = FBF_RUNS_CELLS_FROM;
-
-void fbf_backfill_set_runs_share(unsigned span_share)
-{
-    runs_share = span_share;
-}
-
-void fbf_backfill_set_runs_cells(size_t from)
-{
-    runs_cells_from = from;
-}
-
-int fbf_bf_index_add(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
+int fbf_bf_index_add(fbf_bf_compression *b, fbf_sched *s, fbf_job_h h)
 {
     if (fbf_qindex_insert(b->qi, s, h) < 0)
         return -ENOMEM;
@@ -61,20 +25,33 @@ int fbf_bf_index_add(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
     return 0;
 }
 
-void fbf_bf_index_remove(fbf_backfill *b, fbf_sched *s, fbf_job_h h)
+void fbf_bf_index_remove(fbf_bf_compression *b, fbf_sched *s, fbf_job_h h)
 {
     fbf_qindex_remove(b->qi, s, h);
 }
 
-void fbf_bf_index_fini(fbf_backfill *b)
+void fbf_bf_compression_fini(fbf_bf_compression *b)
 {
     fbf_bf_runs_destroy(b->runs);
     b->runs = NULL;
+    fbf_qindex_destroy(b->qi);
+    free(b->pending.v);
+    free(b->holes.v);
+}
+
+/* Only the part after now can ever matter. */
+int fbf_bf_released(fbf_bf_compression *b, double now, double start, double end)
+{
+    double a = start > now ? start : now;
+    if (!b->fast || !(end > a))
+        return 0;
+    return fbf_bf_holes_push(&b->pending, a, end, 0);
 }
 
 /* Re-places one reservation (D7 a). In the fast pass, a move adds the range
  * it released after now to the holes (and to those of the next pass). */
-static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_error *err)
+static int replace(fbf_bf_compression *b, fbf_bf_due *due, fbf_bf_search *x, fbf_sched *s,
+                   fbf_job_h h, bool fast, fbf_error *err)
 {
     double now = fbf_sched_now(s);
     const fbf_job *j = fbf_sched_job(s, h);
@@ -88,7 +65,7 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_er
         return fbf_errorf(err, -EPROTO,
                           "conservative: compression moved job %s later (%.17g -> %.17g)",
                           j->id, old, t);
-    if (fbf_policy_hold(b->p, t, j) < 0 || (t != old && fbf_bf_due_note(b, t, h) < 0))
+    if (fbf_policy_hold(b->p, t, j) < 0 || (t != old && fbf_bf_due_note(due, t, h) < 0))
         return fbf_errorf(err, -ENOMEM, "conservative: out of memory");
     fbf_sched_set_rsv(s, h, t);
     b->n_visited++;
@@ -96,7 +73,7 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_er
     if (fast && t != old) {
         fbf_qindex_update(b->qi, s, h);
         double end = old + j->walltime;
-        fbf_bf_skip_release(b, old, end);
+        fbf_bf_search_release(x, old, end);
         if (end > now) {
             double a = old > now ? old : now;
             int64_t mf = fbf_profile_max_free(b->p, a, end);
@@ -120,19 +97,20 @@ static int replace(fbf_backfill *b, fbf_sched *s, fbf_job_h h, bool fast, fbf_er
 }
 
 /* The pass over qi, from the head. */
-static int compress_all(fbf_backfill *b, fbf_sched *s, fbf_error *err)
+static int compress_all(fbf_bf_compression *b, fbf_bf_search *x, fbf_sched *s, fbf_error *err)
 {
     fbf_bf_move_ctx c = {.b = b, .now = fbf_sched_now(s)};
     int rc;
     fbf_job_h after = FBF_JOB_NONE;
     for (fbf_job_h h; (h = fbf_qindex_next(b->qi, s, after, fbf_bf_may_move, &c)) != FBF_JOB_NONE;
          after = h)
-        if ((rc = replace(b, s, h, true, err)) < 0)
+        if ((rc = replace(b, NULL, x, s, h, true, err)) < 0)
             return rc;
     return 0;
 }
 
-int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
+int fbf_bf_compress(fbf_bf_compression *b, fbf_bf_due *due, fbf_bf_search *x, fbf_sched *s,
+                    fbf_error *err)
 {
     int rc;
     b->n_passes++;
@@ -146,17 +124,17 @@ int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
         if (!b->runs && !b->runs_failed && !(b->runs = fbf_bf_runs_create()))
             b->runs_failed = true;
         if (b->runs) {
-            fbf_bf_runs_reset(b->runs, b->max_wall, min_res, runs_share);
-            fbf_bf_runs_set_cells_from(b->runs, runs_cells_from);
+            fbf_bf_runs_reset(b->runs, b->max_wall, min_res, b->runs_share);
+            fbf_bf_runs_set_cells_from(b->runs, b->runs_cells_from);
             for (size_t i = 0; i < b->holes.n; i++)
                 fbf_bf_runs_add(b->runs, now, b->holes.v[i].a, b->holes.v[i].b);
         }
         fbf_bf_holes_normalize(b, &b->holes, now, min_res, false);
         if (b->runs)
             fbf_bf_runs_remap(b->runs, &b->holes);
-        rc = compress_all(b, s, err);
+        rc = compress_all(b, x, s, err);
         if (b->runs)
-            fbf_bf_runs_reset(b->runs, b->max_wall, min_res, runs_share);
+            fbf_bf_runs_reset(b->runs, b->max_wall, min_res, b->runs_share);
         b->holes.n = 0;
         return rc;
     }
@@ -166,7 +144,7 @@ int fbf_bf_compress(fbf_backfill *b, fbf_sched *s, fbf_error *err)
         const fbf_job *j = fbf_sched_job(s, h);
         if (!(j->walltime > 0) || isnan(j->rsv))
             continue;
-        if ((rc = replace(b, s, h, false, err)) < 0)
+        if ((rc = replace(b, due, NULL, s, h, false, err)) < 0)
             return rc;
     }
     return 0;

@@ -1,6 +1,6 @@
 /*
- * fits: per res, a staircase of "no window of this walltime starts before
- * x" facts; see fits.h for what they mean and when they hold.
+ * no_fit_before: per res, a staircase of "no window of this walltime starts before
+ * x" facts; see no_fit_before.h for what they mean and when they hold.
  *
  * Invariants: a class's facts are sorted by walltime, and both walltime
  * and x strictly increase along them (a fact with a longer walltime and
@@ -8,7 +8,7 @@
  * open-addressing table keyed by res (res 0 marks a free slot; jobs hold
  * at least one resource).
  */
-#include "policies/fits.h"
+#include "policies/backfilling/no_fit_before.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,24 +1,10 @@
 /*
- * qindex: treap over queue order with subtree aggregates (see qindex.h).
- *
- * Invariants: in-order traversal is strictly increasing in the index's
- * order (key, then D1); heap order on prio (parent >= child); for every node,
- * agg = combination of its own job's values and its children's agg; nil
- * (slot 0) holds the neutral aggregate and is never written after create.
- * A slot's prio is 0 exactly when its handle is not indexed (priorities
- * drawn are odd). Priorities come from a fixed splitmix64 sequence:
- * reproducible. The reservation aggregates live in a parallel array,
- * allocated only for a qindex created with FBF_QINDEX_RSV: a node without
- * them is 32 bytes, not 48, and an index holds one per handle. A node keeps
- * no seq: the last part of the key is the slot's handle (jobs.h: a job's
- * seq is its handle). Under D1 the key a node copies is the subtime
- * itself; under another order it is the order's key, and the subtimes
- * that break its ties live in a parallel array (8 bytes a slot, allocated
- * only then): a tie then costs no read of a job record.
- * Groups (the _at functions) are further trees over the same node array,
- * rooted where the caller says; a node belongs to one tree at a time.
+ * queue_index: see queue_index.h. In-order traversal follows the index's
+ * order, heap order on prio (odd, from a fixed splitmix64 sequence: runs
+ * are reproducible), and each node's agg combines its job's and its
+ * children's. Layout and groups (the _at functions): docs/backfilling.md.
  */
-#include "policies/qindex.h"
+#include "policies/backfilling/queue_index.h"
 
 #include <errno.h>
 #include <math.h>

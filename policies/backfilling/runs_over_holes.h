@@ -1,20 +1,11 @@
 /*
- * hsum: a summary tree over the run tables of a compression pass's holes
- * (policies/runs.c), so that the movement test of holes.c finds the holes
- * worth testing without looking up every table. Private to policies/.
- *
- * Contract. Leaves are hole indices 0 .. FBF_BF_HSUM_LEAVES - 1. The
- * owner's leaf callback gives hole i's table (a staircase, policies/
- * stairs.h) or says it has none; each node keeps the staircase of the
- * tables under it (per level the widest run and the latest end), so that
- * one lookup rules out a whole range of holes. Summaries are computed on
- * demand, and the owner reports every change of a hole's table (built,
- * dropped, moved to another index) with fbf_bf_hsum_changed before the
- * next query; a staircase handed out by the callback must stay as it is
- * until then.
- *
- * Ownership: _create/_destroy; not thread-safe. Allocation failures are
- * not errors: a node that cannot be summarised is looked through.
+ * runs_over_holes: which holes of a compression pass could hold a window
+ * of r resources for l seconds: a segment tree over the holes' run tables
+ * (hole_runs.c), each node the staircase of the tables under it, so one
+ * lookup rules out a range of holes. The owner's leaf callback gives a
+ * hole's table and reports each change (fbf_bf_hsum_changed) before the
+ * next query. Not thread-safe; a node it cannot summarise is looked
+ * through. Details: docs/backfilling.md.
  */
 #ifndef FBF_HSUM_H
 #define FBF_HSUM_H
@@ -22,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policies/stairs.h"
+#include "policies/backfilling/level_runs.h"
 
 #define FBF_BF_HSUM_LEAVES 64
 

@@ -1,26 +1,11 @@
 /*
- * qindex: an index over waiting jobs in an order (D1, or an order of D9
- * whose keys do not change while a job waits), for policies that must
- * find "the next job after J that could possibly do X" without visiting
- * every waiting job.
- *
- * A treap keyed by (key, subtime, seq), one node per indexed job (the key
- * is the subtime itself under D1), addressed by
- * the job's handle (slot h + 1; slot 0 is nil): the slots cover every
- * handle up to the largest indexed, 32 bytes each (48 with reservations).
- * Each subtree keeps the minimum res and walltime and, when asked for, the
- * minimum and maximum reservation of its jobs. A search descends in key
- * order and skips every subtree whose aggregates fail a caller's
- * predicate; the predicate must be monotone
- * (true for a subtree whenever it is true for some job in it, given that
- * job's own values), so skipping never loses a job. Cost: O(log n) per
- * update, O(log n) plus the subtrees the predicate cannot rule out per
- * search.
- *
- * The job records are read through fbf_sched_job(): a job's key must not
- * change while indexed (its node keeps a copy, by which it is removed),
- * and after its res/walltime/rsv change the caller calls
- * fbf_qindex_update(). Ownership: _create/_destroy; single thread.
+ * queue_index: the next waiting job after J, in an order (D1, or a D9
+ * order whose keys do not change while a job waits), that could pass a
+ * test, without visiting every job: a treap keyed by (key, subtime, seq),
+ * each subtree keeping min res and walltime (and min/max reservation); a
+ * search skips subtrees whose aggregates fail a monotone predicate.
+ * O(log n) per update. A job's key must not change while indexed; call
+ * fbf_qindex_update() after its res/walltime/rsv change. Single thread.
  */
 #ifndef FBF_QINDEX_H
 #define FBF_QINDEX_H
@@ -74,6 +59,15 @@ typedef struct fbf_qindex_probe {
     double key, subtime;
     uint64_t seq;
 } fbf_qindex_probe;
+/* Order of places: key, then subtime, then seq (D9 then D1). */
+static inline int fbf_qindex_probe_cmp(const fbf_qindex_probe *a, const fbf_qindex_probe *b)
+{
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    if (a->subtime != b->subtime)
+        return a->subtime < b->subtime ? -1 : 1;
+    return a->seq < b->seq ? -1 : (a->seq > b->seq);
+}
 fbf_qindex_probe fbf_qindex_probe_of(const fbf_qindex *q, fbf_sched *s, fbf_job_h h);
 int fbf_qindex_cmp(const fbf_qindex *q, fbf_sched *s, fbf_job_h a, fbf_job_h b);
 

@@ -1,23 +1,11 @@
 /*
- * cells: an index over the ranges a conservative compression pass
- * released (policies/runs.c's members), so that neither a search for
- * windows nor the table of a hole has to visit them one by one. Private
- * to policies/.
- *
- * Contract. Time [t0, t1) is cut into a power of two of equal cells; each
- * range belongs to the cell of its start (ranges before t0 to the first,
- * after t1 to the last). Each cell, and each node of a segment tree over
- * the cells, keeps the staircase (policies/stairs.h) of the steps of all
- * the ranges under it, which answers per r for the runs of free() >= r
- * meeting any of them, and bounds on their ends (maxb >= every end, minb
- * <= every |end|). A range whose table cannot answer makes its cell and
- * the nodes above it "wide": they answer nothing.
- *
- * Summaries are computed on demand by the owner's fill callback, only
- * for cells marked dirty (all of them at creation): the owner marks a
- * cell whenever a range in it is added, merged, removed or its table
- * dropped. Ownership: _create/_destroy; not thread-safe. Errors: -ENOMEM
- * (the caller then does without the index).
+ * cell_runs: which cells of time hold a released range that a window of
+ * r resources for l seconds could meet: a segment tree of staircases
+ * (level_runs.h) over equal cells, each range in the cell of its start,
+ * summaries filled on demand through the owner's callback for the cells
+ * it marked dirty. A range without a table makes its cells "wide" (they
+ * answer nothing). Not thread-safe; -ENOMEM: do without it. Details:
+ * docs/backfilling.md.
  */
 #ifndef FBF_CELLS_H
 #define FBF_CELLS_H
@@ -26,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policies/stairs.h"
+#include "policies/backfilling/level_runs.h"
 
 typedef struct fbf_bf_cells fbf_bf_cells;
 
@@ -53,7 +41,7 @@ void fbf_bf_cells_dirty(fbf_bf_cells *c, size_t lo, size_t hi);
 /* The first cell in [from, to) that a search for windows of res
  * resources and l seconds, ending before kept, cannot skip; `to` if there
  * is none. A cell is skipped when no run of free() >= res at least l long
- * (less holes.c's rounding slack, 1e-9 * (|end| + l)) meets its ranges
+ * (less may_move.c's rounding slack, 1e-9 * (|end| + l)) meets its ranges
  * and every one of them ends at or before kept - l. -ENOMEM in *err
  * (and `from` returned) when a summary could not be computed. */
 size_t fbf_bf_cells_next(fbf_bf_cells *c, void *ctx, size_t from, size_t to, uint32_t res,

@@ -1,78 +1,27 @@
 /*
- * holes: which reserved jobs can move in conservative backfilling's
- * compression (D7 a), for policies/compress.c: the released ranges
- * ("holes"), the monotone test on a subtree of reserved jobs, and the
- * search of a job's earliest fit near the holes.
- *
- * The plain pass re-places every reserved job J, in queue order, at
- * earliest(J). J moves only if some t < R (R = rsv_J) fits it, and then
- * the window W = [t, min(t + w, R)) (w = wall_J) has free >= res_J and
- * meets a range released since J was last (re)placed: outside released
- * ranges free() has not grown since, so a fit there (beyond R J's own
- * span frees its res) would have been found then. (A fit at a
- * non-breakpoint t implies one at the breakpoint before it: free is flat
- * in between.) Capacity is released only by a completion ([now,
- * est_end)) and by a reservation that moves ([old, old + wall)); starts
- * of due reservations swap a span for the same span. So a pass only needs
- * the ranges released by the previous pass (jobs before the mover had
- * already been visited), this message's completions and what this pass
- * releases: the holes, merged, possibly widened (a superset is safe).
- *
- * The test (may_move) on a subtree's aggregates (min res r, min wall,
- * min/max rsv) passes whenever some job inside could move; see
- * hole_may_move for the two kinds of window it bounds. It is exact
- * enough on one job that nearly every job visited moves. Over the pass's
- * own holes, the hole's run table (policies/runs.c: the merge of one
- * table per range released inside the hole, each shared by every test
- * until a move changes its region) rules either kind in or out before
- * any walk over the profile (a tree of those tables, policies/hsum.h,
- * passes over every hole whose table rules both out at once), and a
- * walk visits only the ranges whose own
- * table leaves room for the window (found through an index of
- * staircases when the pass has released many): a hole merged from ranges
- * far apart is never walked between them. Jobs whose reservation is
- * already in the past (a running job outlived its estimate) always pass,
- * and get a full search. A job that passes is
- * re-placed exactly, its earliest fit searched only near the holes (the
- * profile's earliest_before), which is the plain answer: no fit lies
- * elsewhere. All bounds only ever let more jobs through: window lengths
- * are shortened by a relative 1e-9 so that rounding never makes a window
- * longer than the exact one, and searches start on the breakpoint before
- * a window could start.
+ * may_move: which reserved jobs may move earlier in a compression: the
+ * ranges released since the last pass ("holes"), the monotone test on a
+ * subtree of reserved jobs, and a mover's earliest fit searched near the
+ * holes only. A job moves only if a window meeting a hole fits it, so
+ * testing near the holes is exact (docs/backfilling.md gives the proof).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "policies/holes.h"
-#include "policies/runs.h"
+#include "policies/backfilling/may_move.h"
+#include "policies/common.h"
+#include "policies/backfilling/hole_runs.h"
 
 int fbf_bf_holes_push(fbf_bf_holes *hs, double a, double bnd, int64_t mf)
 {
-    if (hs->n == hs->cap) {
-        size_t cap = hs->cap ? hs->cap * 2 : 16;
-        fbf_bf_hole *v = realloc(hs->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        hs->v = v;
-        hs->cap = cap;
-    }
+    fbf_bf_hole *v = fbf_policy_grow(hs->v, &hs->cap, hs->n, sizeof *v, 16);
+    if (!v)
+        return -ENOMEM;
+    hs->v = v;
     hs->v[hs->n++] = (fbf_bf_hole){a, bnd, mf};
     return 0;
-}
-
-/* Records that [start, end) was released (only its part after now can
- * ever matter). On allocation failure the fast paths are switched off for
- * good: the plain ones need no record. */
-void fbf_backfill_released(fbf_backfill *b, double now, double start, double end)
-{
-    double a = start > now ? start : now;
-    if (!b->fast || !(end > a))
-        return;
-    if (fbf_bf_holes_push(&b->pending, a, end, 0) < 0)
-        b->fast = false;
-    fbf_bf_skip_release(b, a, end);
 }
 
 static int hole_cmp(const void *x, const void *y)
@@ -144,7 +93,7 @@ static void cap_holes(fbf_bf_holes *hs)
  * exact ones, and free() has grown nowhere else since): a merge of
  * overlapping holes takes the larger, and only a merge across a gap is
  * measured again. */
-void fbf_bf_holes_normalize(fbf_backfill *b, fbf_bf_holes *hs, double now, uint32_t min_res,
+void fbf_bf_holes_normalize(fbf_bf_compression *b, fbf_bf_holes *hs, double now, uint32_t min_res,
                             bool keep_mf)
 {
     size_t k = 0;
@@ -212,7 +161,7 @@ static double window_from(const fbf_profile *p, double now, double a, double l)
  * if none. A hole merged from ranges far apart is searched only near
  * them: a window that meets none of them cannot be a move's (see the top
  * comment). Stretches that overlap are searched as one. */
-static double search_hole(fbf_backfill *b, double now, size_t i, uint32_t r, double l, double stop,
+static double search_hole(fbf_bf_compression *b, double now, size_t i, uint32_t r, double l, double stop,
                           double kept)
 {
     const fbf_profile *p = b->p;
@@ -258,7 +207,7 @@ static bool hole_may_move(fbf_bf_move_ctx *c, size_t i, const fbf_qagg *g, int *
     const fbf_profile *p = c->b->p;
     const fbf_bf_hole *h = &c->b->holes.v[i];
     double stop = fmin(h->b, g->max_rsv), l = g->min_wall * (1 - 1e-9);
-    /* Over the pass's own holes, the hole's run table (policies/runs.c)
+    /* Over the pass's own holes, the hole's run table (policies/backfilling/hole_runs.c)
      * bounds both kinds. A window that fits lies in a run of free() >=
      * min res meeting the hole: for the first kind, one at least l long
      * (the slack covers the rounding of the run's length); for the
@@ -346,7 +295,7 @@ bool fbf_bf_may_move(void *arg, const fbf_qagg *g)
     return false;
 }
 
-uint64_t fbf_bf_holes_unfit(fbf_backfill *b, double now, const fbf_job *j)
+uint64_t fbf_bf_holes_unfit(fbf_bf_compression *b, double now, const fbf_job *j)
 {
     uint64_t out = 0;
     double old = j->rsv, w = j->walltime;
@@ -367,7 +316,7 @@ uint64_t fbf_bf_holes_unfit(fbf_backfill *b, double now, const fbf_job *j)
 /* The plain earliest(J) (J's span out of the profile), searched only where
  * the top comment says a fit below old can be, and not in the holes of
  * `unfit`. */
-double fbf_bf_earliest_near_holes(fbf_backfill *b, double now, const fbf_job *j, double old,
+double fbf_bf_earliest_near_holes(fbf_bf_compression *b, double now, const fbf_job *j, double old,
                                   uint64_t unfit)
 {
     if (old < now)
