@@ -20,7 +20,9 @@
  *
  * Conversions (tests, replayers): a binary message to batprotocol's JSON
  * and back, with flatbuffers' own parser and text generator over the
- * schema built in, so that both shapes come from one definition.
+ * schema built in, so that both shapes come from one definition. The
+ * schema is loaded at a writer's first conversion and kept, also after a
+ * text its parser refused.
  *
  * Ownership: a writer (fbf_bv5_fb) owns the bytes it returns, valid until
  * its next call. Decoded events are the decoder's, as with JSON; strings

@@ -24,6 +24,7 @@ struct fbf_bv5_fb {
     fbf_jbuf scratch{};
     std::vector<uint64_t> copy;                  /* an aligned copy of a request */
     std::unique_ptr<flatbuffers::Parser> parser; /* loaded at the first conversion */
+    unsigned refused = 0;                        /* texts the parser refused */
     std::string text;
 };
 

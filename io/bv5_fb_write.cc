@@ -258,7 +258,14 @@ int fbf_bv5_fb_from_json(fbf_bv5_fb *f, const char *json, size_t len, const uint
         f->text.assign(json, len); /* the parser wants a NUL-terminated text */
         if (!f->parser->ParseJson(f->text.c_str())) {
             rc = parse_error(f->parser->error_, err);
-            f->parser.reset(); /* a parser may be left mid-table: the next gets a fresh one */
+            /* The parser stays: ParseJson clears its builder and its reading
+             * state, and each table reads its fields relative to the top of
+             * the field stack, so what a refused text leaves mid-table lies
+             * below anything a later parse reads. Deserialising the schema
+             * again was most of the cost of a refusal; the leftovers are
+             * only memory, bounded by a fresh parser every 256 refusals. */
+            if (++f->refused % 256 == 0)
+                f->parser.reset();
             return rc;
         }
         *buf = f->parser->builder_.GetBufferPointer();

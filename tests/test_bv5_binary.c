@@ -13,7 +13,8 @@
  *    (a call's time compared in whole milliseconds, the binary format's
  *    unit);
  *  - (broken messages: test_bv5_binary_errors.c);
- *  - binary -> JSON -> binary gives back the same JSON;
+ *  - binary -> JSON -> binary gives back the same JSON, and the same
+ *    bytes after any number of texts the converter refused;
  *  - the process EDC (fastbf --protocol batsim5) with "format": "binary":
  *    flags 0x1, a binary hello, binary exchanges, exit 0 at the end.
  */
@@ -379,6 +380,58 @@ static void test_round_trip(void **state)
     fbf_bv5_fb_destroy(f);
 }
 
+/* A converter keeps its parser after a text it refuses (io/bv5_fb_write.cc):
+ * refusals of every kind, mid-table at any depth, past the 256 after
+ * which it starts afresh, never change what a valid text converts to. */
+static void test_refusals_keep_conversions_exact(void **state)
+{
+    (void)state;
+    fbf_test_fbmsg_start(msg, 3);
+    fbf_test_fbmsg_begins(msg, 0, 3, 3, (const int[]){1, 0, 3}, "13:14:15");
+    fbf_test_fbmsg_submitted(msg, 1, "w0!1", 2, NAN, 0.5);
+    fbf_test_fbmsg_killed(msg, 2, (const char *const[]){"w0!2", "w0!3"}, 2);
+    fbf_test_fbmsg_called(msg, 3, "fastbf-1");
+    size_t len, jlen, blen, rlen;
+    const uint8_t *m = fbf_test_fbmsg_finish(msg, false, &len), *bin;
+    const char *json;
+    fbf_error err;
+    fbf_bv5_fb *fresh = fbf_bv5_fb_create(), *f = fbf_bv5_fb_create();
+    assert_int_equal(fbf_bv5_fb_to_json(fresh, m, len, &json, &jlen, &err), 0);
+    char *valid = strdup(json);
+    assert_int_equal(fbf_bv5_fb_from_json(fresh, valid, jlen, &bin, &rlen, &err), 0);
+    uint8_t *want = malloc(rlen);
+    memcpy(want, bin, rlen);
+    char half[4096], deep[512];
+    snprintf(half, sizeof half, "%.*s", (int)(jlen / 2), valid);
+    size_t d = (size_t)snprintf(deep, sizeof deep, "{\"now\":1,\"events\":");
+    for (int i = 0; i < 100; i++)
+        deep[d++] = '[';
+    deep[d] = '\0';
+    const char *const bad[] = {
+        half,                                                  /* ends mid-event */
+        deep,                                                  /* past the depth limit */
+        "{\"now\":1,\"now\":2,\"events\":[]}",                   /* a field twice */
+        "{\"now\":1,\"events\":[{\"timestamp\":1,\"event_type\":\"CallMeLaterEvent\","
+        "\"event\":{\"call_me_later_id\":\"c\",\"when_type\":\"OneShot\","
+        "\"when\":{\"time\":2.5}}}]}",                                /* a wrong value, 3 deep */
+        "{\"now\":1,\"events\":[{\"timestamp\":1,\"event\":{\"job_id\":\"w0!1\"},"
+        "\"event_type\":\"JobCompletedEvent\",\"bogus\":1}]}",          /* union first, unknown */
+    };
+    size_t nbad = sizeof bad / sizeof bad[0];
+    for (size_t i = 0; i < 600; i++) {
+        assert_int_equal(fbf_bv5_fb_from_json(f, bad[i % nbad], strlen(bad[i % nbad]), &bin,
+                                              &blen, &err),
+                         -EPROTO);
+        assert_int_equal(fbf_bv5_fb_from_json(f, valid, jlen, &bin, &blen, &err), 0);
+        assert_int_equal(blen, rlen);
+        assert_memory_equal(bin, want, rlen);
+    }
+    free(want);
+    free(valid);
+    fbf_bv5_fb_destroy(f);
+    fbf_bv5_fb_destroy(fresh);
+}
+
 /* ---------- the process ---------- */
 
 static size_t exchange(fbf_test_peer *p, const void *req, size_t len, uint64_t *reply,
@@ -443,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_library_binary),
         cmocka_unit_test(test_kth_binary_equals_json),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_refusals_keep_conversions_exact),
         cmocka_unit_test(test_process_binary),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

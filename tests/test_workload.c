@@ -560,6 +560,40 @@ static void test_memory_workload(void **state)
     assert_null(fbf_workload_create("a!b", &err));
 }
 
+/* zlib's buffer is sized by the file (tools/lib/workload.c): a gzip file
+ * of a few KiB holding a text of hundreds, with a line longer than the
+ * smallest buffer, reads whole, as the plain text does. */
+static void test_swf_text_larger_than_file(void **state)
+{
+    (void)state;
+    size_t cap = 400 * 1024, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    for (int i = 1; i <= 4000; i++) {
+        len += (size_t)snprintf(text + len, cap - len, "%d %d 0 100 1 -1 -1 1 200" REST9 "\n", i, i * 10);
+        if (i == 2000) {
+            text[len++] = ';';
+            memset(text + len, 'x', 20000);
+            len += 20000;
+            text[len++] = '\n';
+        }
+    }
+    text[len] = '\0';
+    static const char *const names[] = {"long.swf", "long.swf.gz"};
+    for (int k = 0; k < 2; k++) {
+        fbf_error err;
+        fbf_workload *wl = fbf_workload_read(fbf_test_tmp_write(names[k], text), NULL, &err);
+        if (!wl)
+            fail_msg("%s: %s", names[k], err.text);
+        assert_int_equal(wl->nb_jobs, 4000);
+        assert_int_equal(wl->lines, 4001);
+        assert_string_equal(wl->jobs[3999].id, "w0!4000");
+        assert_true(wl->jobs[3999].subtime == 40000);
+        fbf_workload_destroy(wl);
+    }
+    free(text);
+}
+
 static void test_kth_trace(void **state)
 {
     (void)state;
@@ -597,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_json_refusals),
         cmocka_unit_test(test_swf_refusals),
         cmocka_unit_test(test_memory_workload),
+        cmocka_unit_test(test_swf_text_larger_than_file),
         cmocka_unit_test(test_kth_trace),
     };
     return cmocka_run_group_tests(tests, fbf_test_tmpdir_setup, fbf_test_tmpdir_teardown);

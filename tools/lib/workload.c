@@ -401,7 +401,8 @@ static gzFile open_input(const char *path, fbf_error *err)
         return NULL;
     }
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    bool known = fstat(fd, &st) == 0;
+    if (known && S_ISDIR(st.st_mode)) {
         close(fd);
         fbf_errorf(err, -EISDIR, "cannot read '%s': it is a directory", path);
         errno = EISDIR;
@@ -414,7 +415,15 @@ static gzFile open_input(const char *path, fbf_error *err)
         errno = ENOMEM;
         return NULL;
     }
-    gzbuffer(gz, 256 * 1024);
+    /* zlib's buffers are this and twice this: 256 KiB reads a large trace
+     * in few calls, and a small file (a test's, a generated one's) gets one
+     * its size, since allocating and touching 768 KiB per file was most of
+     * the cost of reading it. zlib refills whatever the size (gzip files
+     * included, whose text is larger than the file). */
+    size_t want = 256 * 1024;
+    if (known && S_ISREG(st.st_mode) && st.st_size >= 0 && (uintmax_t)st.st_size < want)
+        want = st.st_size < 8192 ? 8192 : (size_t)st.st_size;
+    gzbuffer(gz, (unsigned)want);
     return gz;
 }
 
