@@ -529,6 +529,10 @@ static int finish_run(fbf_replay *r)
 /* SIMULATION_ENDS (or Z), its reply, then the scheduler must exit. */
 static int end_run(fbf_replay *r)
 {
+    /* The last progress line ends before the scheduler can say its last
+     * words, which may come as soon as it has the last message. */
+    if (r->cfg.progress)
+        fbf_replay_progress(r, fbf_replay_now_s(), true);
     build_ends(r);
     int rc = exchange(r);
     return rc != FBF_EXIT_OK ? rc : finish_run(r);
@@ -590,6 +594,8 @@ int fbf_replay_run(fbf_replay *r, fbf_transport *tr, FILE *out)
         } else {
             r->same_time_calls = 0;
         }
+        if (r->ending && r->cfg.progress) /* batsim2: Z goes with the last events */
+            fbf_replay_progress(r, fbf_replay_now_s(), true);
         rc = exchange(r);
         if (rc == FBF_EXIT_OK && r->ending) { /* batsim2: Z came with the last events */
             rc = finish_run(r);
