@@ -3,6 +3,9 @@
  *
  * Invariants: handle h lives in chunk h >> CHUNK_BITS at slot h & mask;
  * chunk pointers are allocated on demand and never freed before destroy;
+ * the array of chunk pointers grows with the jobs (a store of a few jobs
+ * does not pay for the 2^18 pointers a full one needs), only in
+ * fbf_jobs_add, which no reader runs beside;
  * every record with handle < count is initialised. Key entries and id
  * strings come from an arena of large blocks, so adding a job costs one
  * hash insert and two bump allocations.
@@ -34,7 +37,8 @@ typedef struct arena_block {
 
 struct fbf_jobs {
     ck_hs_t map;
-    fbf_job **chunks; /* MAX_CHUNKS pointers */
+    fbf_job **chunks; /* nchunks pointers, NULL past the last chunk made */
+    size_t nchunks;
     size_t count;
     arena_block *arena;
 };
@@ -83,16 +87,30 @@ static void *arena_alloc(fbf_jobs *js, size_t n, size_t align)
     return b->data + off;
 }
 
+/* Room for at least n chunk pointers (n <= MAX_CHUNKS), the new ones NULL. */
+static int grow_chunks(fbf_jobs *js, size_t n)
+{
+    size_t cap = js->nchunks ? js->nchunks : 4;
+    while (cap < n)
+        cap *= 2;
+    if (cap > MAX_CHUNKS)
+        cap = MAX_CHUNKS;
+    fbf_job **v = realloc(js->chunks, cap * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    memset(v + js->nchunks, 0, (cap - js->nchunks) * sizeof *v);
+    js->chunks = v;
+    js->nchunks = cap;
+    return 0;
+}
+
 fbf_jobs *fbf_jobs_create(void)
 {
     fbf_jobs *js = calloc(1, sizeof *js);
     if (!js)
         return NULL;
-    js->chunks = calloc(MAX_CHUNKS, sizeof *js->chunks);
-    if (!js->chunks ||
-        !ck_hs_init(&js->map, CK_HS_MODE_OBJECT | CK_HS_MODE_SPMC, entry_hash, entry_eq,
+    if (!ck_hs_init(&js->map, CK_HS_MODE_OBJECT | CK_HS_MODE_SPMC, entry_hash, entry_eq,
                     &hs_alloc, 1024, 0x9e3779b9u)) {
-        free(js->chunks);
         free(js);
         errno = ENOMEM;
         return NULL;
@@ -104,7 +122,7 @@ void fbf_jobs_destroy(fbf_jobs *js)
 {
     if (!js)
         return;
-    for (size_t c = 0; c < MAX_CHUNKS && js->chunks[c]; c++) {
+    for (size_t c = 0; c < js->nchunks && js->chunks[c]; c++) {
         for (size_t i = 0; i < CHUNK_SIZE && (c << CHUNK_BITS) + i < js->count; i++)
             fbf_idset_fini(&js->chunks[c][i].alloc);
         free(js->chunks[c]);
@@ -136,6 +154,8 @@ int fbf_jobs_add(fbf_jobs *js, const char *id, fbf_job_h *out)
 
     fbf_job_h h = (fbf_job_h)js->count;
     size_t c = h >> CHUNK_BITS;
+    if (c >= js->nchunks && grow_chunks(js, c + 1) < 0)
+        return -ENOMEM;
     if (!js->chunks[c] && !(js->chunks[c] = malloc(CHUNK_SIZE * sizeof(fbf_job))))
         return -ENOMEM;
 
