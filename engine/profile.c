@@ -207,6 +207,191 @@ static bool first_at_most(const fbf_profile *p, double after, int64_t limit, dou
     return first_key(p, p->t.root, p->t.height, 0, after, limit, true, out);
 }
 
+/*
+ * A walk over the keys in ascending order, leaf to leaf, keeping the path
+ * from the root: stepping to the next leaf costs O(1) amortised where a
+ * search from the root costs O(log B), which is what makes a short scan
+ * cheaper than jumping island by island when the islands are small.
+ */
+#define WALK_MAX_HEIGHT 40 /* a tree of 2^32 nodes is far lower */
+
+typedef struct key_walk {
+    const fbf_profile *p;
+    uint32_t node[WALK_MAX_HEIGHT + 1], at[WALK_MAX_HEIGHT + 1]; /* by height, 1..height */
+    const leaf *l;
+    uint32_t i; /* the next key: l->key[i] */
+} key_walk;
+
+/* Positions w on the first key > from; returns used(from). */
+static int64_t walk_to(key_walk *w, const fbf_profile *p, double from)
+{
+    uint32_t x = p->t.root;
+    int64_t base = 0;
+    w->p = p;
+    for (unsigned h = p->t.height; h > 0; h--) {
+        const inner *in = I(p, x);
+        uint32_t i = 0;
+        for (; i + 1 < in->n && !(in->hi[i] > from); i++)
+            base += in->a[i].sum;
+        w->node[h] = x;
+        w->at[h] = i;
+        x = in->kid[i];
+    }
+    const leaf *l = L(p, x);
+    uint32_t i = 0;
+    for (; i < l->n && !(l->key[i] > from); i++)
+        base += l->delta[i];
+    w->l = l;
+    w->i = i;
+    return base;
+}
+
+/* The first key under inner node x's child i (its leftmost leaf's). */
+static double first_key_under(const fbf_profile *p, const inner *x, uint32_t i, unsigned h)
+{
+    uint32_t k = x->kid[i];
+    for (; h > 1; h--)
+        k = I(p, k)->kid[0];
+    return L(p, k)->key[0];
+}
+
+enum { SCAN_FOUND, SCAN_NONE, SCAN_CANDIDATE, SCAN_BLOCKED };
+
+/* A forward search's state: used() after the last key passed, whether a
+ * run of keys with used() <= limit is open and where it starts. */
+typedef struct scan_state {
+    int64_t u, limit;
+    double d, stop, c, last;
+    bool have;
+} scan_state;
+
+enum { TAKE_PASS, TAKE_DOWN, TAKE_FOUND, TAKE_NONE };
+
+/*
+ * Child i of in (at height h >= 1), reached whole by the search: passed in
+ * one step when its aggregates settle it (all its keys blocking while no
+ * run is open, or none blocking while one is, or none blocking: the run
+ * opens at its first key), or when its keys all lie closer than d to its
+ * first: then only its first and last blocking keys matter, since any
+ * window that starts inside it before its last blocking key holds that
+ * key. Otherwise TAKE_DOWN: the search goes into it.
+ */
+static int take_subtree(const fbf_profile *p, scan_state *s, const inner *in, uint32_t i,
+                        unsigned h)
+{
+    const fbf_ptree_agg *a = &in->a[i];
+    bool clear = s->u + a->maxp <= s->limit, blocked = s->u + a->minp > s->limit;
+    if (s->have && blocked) {
+        if (!(first_key_under(p, in, i, h) < s->c + s->d))
+            return TAKE_FOUND;
+        s->have = false;
+    } else if (!s->have && clear) {
+        s->c = first_key_under(p, in, i, h);
+        if (!(s->c < s->stop))
+            return TAKE_NONE;
+        s->have = true;
+    } else if (!blocked && !clear) {
+        double k0 = first_key_under(p, in, i, h), k;
+        if (h < 2 || !(in->hi[i] < k0 + s->d))
+            return TAKE_DOWN;
+        uint32_t x = in->kid[i];
+        if (s->have) { /* the run's window ends before, or holds, the first */
+            first_key(p, x, h - 1, s->u, -INFINITY, s->limit, false, &k);
+            if (!(k < s->c + s->d))
+                return TAKE_FOUND;
+        }
+        found_at at;
+        last_above(p, x, h - 1, s->u + a->sum, -INFINITY, -INFINITY, INFINITY, s->limit, &k, &at);
+        s->have = k < in->hi[i]; /* then a run opens after the last */
+        if (s->have && !first_at_most_in_leaf(&at, s->limit, &s->c))
+            first_key(p, x, h - 1, s->u, k, s->limit, true, &s->c);
+        if (s->have && !(s->c < s->stop))
+            return TAKE_NONE;
+    }
+    s->u += a->sum;
+    s->last = in->hi[i];
+    return TAKE_PASS;
+}
+
+/*
+ * fbf_profile_earliest_before's answer by a forward walk from `from` (<
+ * stop), for used() <= limit over [t, t + d), that gives up after budget
+ * steps. The earliest fit, if any, starts where a run of keys with used()
+ * <= limit starts (or at from): a start inside a run has every blocking
+ * key of the run's start's window in its own. Subtrees the walk reaches
+ * whole are passed in one step where take_subtree can, so a stretch where
+ * free() stays below n (or at least n), or one shorter than d, costs a
+ * few steps however many keys it holds. SCAN_FOUND or SCAN_NONE settle
+ * the answer; SCAN_CANDIDATE leaves in *t a start not yet ruled out
+ * (used(*t) <= limit, *t < stop), SCAN_BLOCKED a key with used() > limit
+ * after which the search goes on.
+ */
+static int scan_earliest(const fbf_profile *p, double from, int64_t limit, double d, double stop,
+                         unsigned budget, double *t)
+{
+    key_walk w;
+    scan_state s = {.limit = limit, .d = d, .stop = stop, .c = from, .last = from};
+    s.u = walk_to(&w, p, from);
+    s.have = s.u <= limit;
+    unsigned h = 0, height = p->t.height; /* h: the level the walk is at */
+    for (;;) {
+        if (s.have && !(d > 0))
+            break;
+        if (budget-- == 0) {
+            *t = s.have ? s.c : s.last;
+            return s.have ? SCAN_CANDIDATE : SCAN_BLOCKED;
+        }
+        if (h == 0 && w.i < w.l->n) {
+            double k = w.l->key[w.i];
+            /* the window of c ends at or before k (the caller's own sum) */
+            if (s.have && !(k < s.c + d))
+                break;
+            if (!s.have && !(k < stop))
+                return SCAN_NONE;
+            s.u += w.l->delta[w.i++];
+            s.last = k;
+            if (s.u > limit)
+                s.have = false;
+            else if (!s.have)
+                s.have = true, s.c = k;
+            continue;
+        }
+        if (h > 0) { /* child at[h] of node[h], whole and not yet passed */
+            const inner *in = I(p, w.node[h]);
+            if (!s.have && !(s.last < stop))
+                return SCAN_NONE;
+            int what = take_subtree(p, &s, in, w.at[h], h);
+            if (what == TAKE_FOUND)
+                break;
+            if (what == TAKE_NONE)
+                return SCAN_NONE;
+            if (what == TAKE_DOWN) {
+                uint32_t x = in->kid[w.at[h]];
+                if (--h == 0) {
+                    w.l = L(p, x);
+                    w.i = 0;
+                } else {
+                    w.node[h] = x;
+                    w.at[h] = 0;
+                }
+                continue;
+            }
+        }
+        /* on to the next subtree: the sibling, or up and over */
+        if (h == 0)
+            h = 1;
+        while (h <= height && w.at[h] + 1 >= I(p, w.node[h])->n)
+            h++;
+        if (h > height)
+            break;
+        w.at[h]++;
+    }
+    if (!s.have) /* past the last key, which leaves used() at 0 */
+        return SCAN_NONE;
+    *t = s.c;
+    return SCAN_FOUND;
+}
+
 /* ---- the API -------------------------------------------------------------- */
 
 fbf_profile *fbf_profile_create(uint32_t capacity)
@@ -273,13 +458,17 @@ int64_t fbf_profile_min_free(const fbf_profile *p, double t, double d)
 }
 
 /*
- * Jumps forward over blocking breakpoints. At candidate t (used(t) <=
- * limit), let k be the LAST key in (t, t + d) with used(k) > limit: every
- * start in [t, k] has k inside its window, so the next possible start is
- * the first key after k where used() drops to limit or below (most often
- * found in k's leaf, without a second descent). Each round is O(log B)
- * and passes at least one blocking key.
+ * A scan of a few leaves first (scan_earliest), where islands of free()
+ * are short; past its budget, jumps forward over blocking breakpoints. At
+ * candidate t (used(t) <= limit), let k be the LAST key in (t, t + d) with
+ * used(k) > limit: every start in [t, k] has k inside its window, so the
+ * next possible start is the first key after k where used() drops to
+ * limit or below (most often found in k's leaf, without a second
+ * descent). Each round is O(log B) and passes at least one blocking key;
+ * after each, a scan again.
  */
+#define SCAN_BUDGET 4096
+
 double fbf_profile_earliest_before(const fbf_profile *p, double from, uint32_t n,
                                    double d, double stop)
 {
@@ -287,13 +476,19 @@ double fbf_profile_earliest_before(const fbf_profile *p, double from, uint32_t n
         return INFINITY;
     int64_t limit = (int64_t)p->capacity - n;
     double t = from;
-    if (used_at(p, t) > limit && !first_at_most(p, t, limit, &t))
-        return INFINITY;
-    if (!(t < stop))
-        return INFINITY;
-    if (!(d > 0))
-        return t;
     for (;;) {
+        switch (scan_earliest(p, t, limit, d, stop, SCAN_BUDGET, &t)) {
+        case SCAN_FOUND:
+            return t;
+        case SCAN_NONE:
+            return INFINITY;
+        case SCAN_BLOCKED:
+            if (!first_at_most(p, t, limit, &t) || !(t < stop))
+                return INFINITY;
+            break;
+        default: /* SCAN_CANDIDATE */
+            break;
+        }
         double k;
         /* t + d may round or overflow to INFINITY; either way it is the
          * window end the caller's own arithmetic would use. */
@@ -361,57 +556,16 @@ size_t fbf_profile_breakpoints(const fbf_profile *p)
     return p->t.count;
 }
 
-/* In-order over the keys in (lo, hi) under x (keys above lb), skipping
- * the children outside; base = sum of the deltas before x. Recursion
- * depth is the height. */
-static void walk_between(const fbf_profile *p, uint32_t x, unsigned h, int64_t base, double lb,
-                         double lo, double hi, void (*fn)(double, int64_t, void *), void *ctx)
-{
-    if (h == 0) {
-        const leaf *l = L(p, x);
-        for (uint32_t i = 0; i < l->n && l->key[i] < hi; i++) {
-            base += l->delta[i];
-            if (l->key[i] > lo)
-                fn(l->key[i], base, ctx);
-        }
-        return;
-    }
-    const inner *in = I(p, x);
-    for (uint32_t i = 0; i < in->n; i++) {
-        double klo = i ? in->hi[i - 1] : lb;
-        if (!(klo < hi))
-            return;
-        if (in->hi[i] > lo)
-            walk_between(p, in->kid[i], h - 1, base, klo, lo, hi, fn, ctx);
-        base += in->a[i].sum;
-    }
-}
-
-static void walk(const fbf_profile *p, uint32_t x, unsigned h, int64_t *acc,
-                 void (*fn)(double, int64_t, void *), void *ctx)
-{
-    if (h == 0) {
-        const leaf *l = L(p, x);
-        for (uint32_t i = 0; i < l->n; i++)
-            fn(l->key[i], *acc += l->delta[i], ctx);
-        return;
-    }
-    const inner *in = I(p, x);
-    for (uint32_t i = 0; i < in->n; i++)
-        walk(p, in->kid[i], h - 1, acc, fn, ctx);
-}
-
 void fbf_profile_foreach(const fbf_profile *p,
                          void (*fn)(double t, int64_t used_after, void *ctx),
                          void *ctx)
 {
-    int64_t acc = 0;
-    walk(p, p->t.root, p->t.height, &acc, fn, ctx);
+    fbf_ptree_foreach(&p->t, fn, ctx);
 }
 
 void fbf_profile_foreach_between(const fbf_profile *p, double t0, double t1,
                                  void (*fn)(double t, int64_t used_after, void *ctx),
                                  void *ctx)
 {
-    walk_between(p, p->t.root, p->t.height, 0, -INFINITY, t0, t1, fn, ctx);
+    fbf_ptree_foreach_between(&p->t, t0, t1, fn, ctx);
 }

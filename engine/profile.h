@@ -58,12 +58,15 @@ int64_t fbf_profile_min_free(const fbf_profile *p, double t, double d);
  * from, such that free(u) >= n for every u in [t, t + d) (for d == 0:
  * free(t) >= n). Returns it, or INFINITY if n > capacity. d may be
  * INFINITY (then the answer is the first t after which free never drops
- * below n). Cost: O(log B) per blocking breakpoint jumped over. */
+ * below n). Cost: a forward walk over the breakpoints up to the answer,
+ * passing whole subtrees where free() stays below n or at least n, or
+ * where all keys lie closer than d; past a few thousand steps, O(log B)
+ * per island of free() >= n too short for d jumped over. */
 double fbf_profile_earliest(const fbf_profile *p, double from, uint32_t n, double d);
 
 /* fbf_profile_earliest() cut off at limit: the same answer when it is
- * below limit, INFINITY otherwise. Cost: the blocking breakpoints jumped
- * over in [from, limit) only, which is what makes searches local. */
+ * below limit, INFINITY otherwise. Cost: the walk over [from, limit)
+ * only, which is what makes searches local. */
 double fbf_profile_earliest_before(const fbf_profile *p, double from, uint32_t n, double d,
                                    double limit);
 

@@ -1,6 +1,7 @@
 /*
  * profile_tree: the B+ tree of breakpoints under engine/profile.c: its
- * nodes, their storage and the updates that keep it balanced. Private to
+ * nodes, their storage, the updates that keep it balanced and the walks
+ * over its keys in order. Private to
  * engine/: profile.c reads the nodes directly for its queries.
  *
  * A leaf holds up to FBF_PTREE_LEAF_MAX breakpoints in key order: the
@@ -73,6 +74,14 @@ int fbf_ptree_reserve(fbf_ptree *t);
  * inserting the key if absent (after fbf_ptree_reserve) and removing it
  * once no span ends there and its delta is 0. */
 void fbf_ptree_upsert(fbf_ptree *t, double key, int64_t d, int dref);
+
+/* Calls fn(key, sum, ctx) for each key in ascending order (every key, or
+ * those with lo < key < hi), sum being the sum of the deltas up to and
+ * including it. */
+void fbf_ptree_foreach(const fbf_ptree *t, void (*fn)(double key, int64_t sum, void *ctx),
+                       void *ctx);
+void fbf_ptree_foreach_between(const fbf_ptree *t, double lo, double hi,
+                               void (*fn)(double key, int64_t sum, void *ctx), void *ctx);
 
 static inline const fbf_ptree_leaf *fbf_ptree_leaf_at(const fbf_ptree *t, uint32_t x)
 {

@@ -499,6 +499,30 @@ static void test_many_spans(void **state)
     fbf_profile_destroy(p);
 }
 
+/* A window that ends in the gap before a stretch where nothing fits: the
+ * earliest fit is the window's start, whether the stretch begins inside a
+ * node of the tree or exactly where one begins (some `lead` puts it
+ * there, whatever the node sizes), so that the search meets the stretch
+ * as a whole subtree, keys as well as aggregates. */
+static void test_window_ends_before_wall(void **state)
+{
+    (void)state;
+    for (int lead = 1; lead <= 80; lead++) {
+        fbf_profile *p = mk(4);
+        for (int i = 0; i < lead; i++) /* used() 1 then 0: room for 3 */
+            assert_int_equal(fbf_profile_add(p, i, i + 0.5, 1), 0);
+        for (int i = 0; i < 300; i++) /* used() 4 at every key of [1000, 1300) */
+            assert_int_equal(fbf_profile_add(p, 1000 + i, 1001 + i, 4), 0);
+        assert_true(fbf_profile_earliest(p, 0, 3, 900) == 0);
+        assert_true(fbf_profile_earliest(p, 0.25, 3, 999) == 0.25);
+        assert_true(fbf_profile_earliest_before(p, 0, 3, 1000, 1) == 0);
+        assert_true(fbf_profile_earliest(p, 0, 3, 1001) == 1300);
+        assert_true(fbf_profile_earliest(p, 0, 4, 10) == lead - 0.5);
+        assert_true(isinf(fbf_profile_earliest_before(p, 0, 3, 1001, 1300)));
+        fbf_profile_destroy(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -513,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_random_small),
         cmocka_unit_test(test_random_wide),
         cmocka_unit_test(test_many_spans),
+        cmocka_unit_test(test_window_ends_before_wall),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,8 +23,17 @@
 #include "engine/profile.h"
 #include "support/testkit.h"
 
-#define CAP 1024
 #define MAX_SPANS 2500
+
+/* What the spans look like: the capacity, the largest span size, the
+ * longest span (in half seconds), the longest window queried, and one
+ * span in how many takes the whole platform (0: none). */
+typedef struct shape {
+    uint32_t cap, max_res, max_len, max_d, wall_every;
+} shape;
+
+static shape sh;
+#define CAP ((int64_t)sh.cap)
 
 typedef struct bp {
     double t;
@@ -145,8 +154,8 @@ static void check_queries(const fbf_profile *p)
 {
     prefix();
     assert_int_equal(fbf_profile_breakpoints(p), nref);
-    double t = rnd_time() + 0.25 * rnd(2), d = rnd(8) == 0 ? INFINITY : (double)rnd(300);
-    uint32_t n = 1 + rnd(CAP + 1);
+    double t = rnd_time() + 0.25 * rnd(2), d = rnd(8) == 0 ? INFINITY : (double)rnd(sh.max_d);
+    uint32_t n = 1 + rnd(sh.cap + 1);
     int64_t limit = CAP - (int64_t)n;
     assert_int_equal(fbf_profile_free_at(p, t), CAP - used(t));
 
@@ -193,16 +202,17 @@ static void check_all(double t, int64_t u, void *ctx)
     (*k)++;
 }
 
-static void test_grow_and_drain(void **state)
+static void grow_and_drain(shape s_)
 {
-    (void)state;
+    sh = s_;
+    nref = nspans = 0;
     ref = malloc(2 * MAX_SPANS * sizeof *ref);
     used_after = malloc(2 * MAX_SPANS * sizeof *used_after);
     next_block = malloc((2 * MAX_SPANS + 1) * sizeof *next_block);
     assert_non_null(next_block);
     assert_non_null(ref);
     assert_non_null(used_after);
-    fbf_profile *p = fbf_profile_create(CAP);
+    fbf_profile *p = fbf_profile_create(sh.cap);
     assert_non_null(p);
     size_t most = 0;
     for (int cycle = 0; cycle < 2; cycle++) {
@@ -210,8 +220,10 @@ static void test_grow_and_drain(void **state)
             while (grow ? nspans < MAX_SPANS : nspans > 0) {
                 bool add = nspans == 0 || (nspans < MAX_SPANS && rnd(10) < (grow ? 8u : 2u));
                 if (add) {
-                    span s = {rnd_time(), 0, 1 + rnd(16)};
-                    s.e = rnd(50) == 0 ? INFINITY : s.s + 0.5 * (1 + rnd(400));
+                    span s = {rnd_time(), 0, 1 + rnd(sh.max_res)};
+                    if (sh.wall_every && rnd(sh.wall_every) == 0)
+                        s.n = sh.cap;
+                    s.e = rnd(50) == 0 ? INFINITY : s.s + 0.5 * (1 + rnd(sh.max_len));
                     assert_int_equal(fbf_profile_add(p, s.s, s.e, s.n), 0);
                     ref_upsert(s.s, s.n, 1);
                     ref_upsert(s.e, -(int64_t)s.n, 1);
@@ -246,11 +258,31 @@ static void test_grow_and_drain(void **state)
     free(next_block);
 }
 
+/* Many small spans on a large platform: free() rarely near 0. */
+static void test_grow_and_drain(void **state)
+{
+    (void)state;
+    grow_and_drain((shape){.cap = 1024, .max_res = 16, .max_len = 400, .max_d = 300});
+}
+
+/* A platform about half used by short spans, some wide, a few taking it
+ * all: free() goes up and down every few breakpoints, so a search meets
+ * islands of free resources, whole subtrees where a job of n resources
+ * fits throughout or nowhere, and windows that span hundreds of
+ * breakpoints. */
+static void test_islands(void **state)
+{
+    (void)state;
+    grow_and_drain(
+        (shape){.cap = 64, .max_res = 24, .max_len = 20, .max_d = 60, .wall_every = 40});
+}
+
 int main(void)
 {
     fbf_test_filter_from_env();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow_and_drain),
+        cmocka_unit_test(test_islands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
