@@ -337,23 +337,39 @@ static int scan_earliest(const fbf_profile *p, double from, int64_t limit, doubl
     for (;;) {
         if (s.have && !(d > 0))
             break;
-        if (budget-- == 0) {
+        if (budget == 0) {
             *t = s.have ? s.c : s.last;
             return s.have ? SCAN_CANDIDATE : SCAN_BLOCKED;
         }
-        if (h == 0 && w.i < w.l->n) {
-            double k = w.l->key[w.i];
-            /* the window of c ends at or before k (the caller's own sum) */
-            if (s.have && !(k < s.c + d))
-                break;
-            if (!s.have && !(k < stop))
-                return SCAN_NONE;
-            s.u += w.l->delta[w.i++];
-            s.last = k;
-            if (s.u > limit)
-                s.have = false;
-            else if (!s.have)
-                s.have = true, s.c = k;
+        if (h == 0 && w.i < w.l->n) { /* keys of this leaf, to the next change */
+            const leaf *l = w.l;
+            uint32_t i = w.i, n = l->n;
+            int64_t u = s.u;
+            if (s.have) { /* the window of c ends at or before a key, or one blocks */
+                double end = s.c + d; /* the caller's own sum */
+                while (i < n && l->key[i] < end && u + l->delta[i] <= limit)
+                    u += l->delta[i++];
+                if (i < n && !(l->key[i] < end)) {
+                    s.u = u;
+                    break;
+                }
+                if (i < n)
+                    u += l->delta[i++], s.have = false;
+            } else { /* used() drops to limit after a key */
+                while (i < n && !s.have) {
+                    double k = l->key[i];
+                    if (!(k < stop))
+                        return SCAN_NONE;
+                    u += l->delta[i++];
+                    if (u <= limit)
+                        s.have = true, s.c = k;
+                }
+            }
+            if (i > w.i)
+                s.last = l->key[i - 1];
+            budget = i - w.i < budget ? budget - (i - w.i) : 0; /* a step a key */
+            s.u = u;
+            w.i = i;
             continue;
         }
         if (h > 0) { /* child at[h] of node[h], whole and not yet passed */
@@ -361,6 +377,7 @@ static int scan_earliest(const fbf_profile *p, double from, int64_t limit, doubl
             if (!s.have && !(s.last < stop))
                 return SCAN_NONE;
             int what = take_subtree(p, &s, in, w.at[h], h);
+            budget--;
             if (what == TAKE_FOUND)
                 break;
             if (what == TAKE_NONE)
