@@ -267,6 +267,29 @@ typedef struct scan_state {
 
 enum { TAKE_PASS, TAKE_DOWN, TAKE_FOUND, TAKE_NONE };
 
+/* take_subtree for a leaf whose keys all lie closer than d to its first,
+ * some blocking and some not: forward to its first blocking key while a
+ * run is open, backward from its end (used() there is known) to its last. */
+static int take_short_leaf(scan_state *s, const leaf *l, int64_t sum, double hi)
+{
+    if (s->have) {
+        uint32_t j = 0;
+        for (int64_t u = s->u; u + l->delta[j] <= s->limit; j++)
+            u += l->delta[j];
+        if (!(l->key[j] < s->c + s->d))
+            return TAKE_FOUND;
+    }
+    uint32_t j = l->n - 1;
+    for (int64_t v = s->u + sum; v <= s->limit; j--) /* v: used() after key j */
+        v -= l->delta[j];
+    s->have = j + 1 < l->n; /* then a run opens after the last */
+    if (s->have && !((s->c = l->key[j + 1]) < s->stop))
+        return TAKE_NONE;
+    s->u += sum;
+    s->last = hi;
+    return TAKE_PASS;
+}
+
 /*
  * Child i of in (at height h >= 1), reached whole by the search: passed in
  * one step when its aggregates settle it (all its keys blocking while no
@@ -292,9 +315,11 @@ static int take_subtree(const fbf_profile *p, scan_state *s, const inner *in, ui
         s->have = true;
     } else if (!blocked && !clear) {
         double k0 = first_key_under(p, in, i, h), k;
-        if (h < 2 || !(in->hi[i] < k0 + s->d))
+        if (!(in->hi[i] < k0 + s->d))
             return TAKE_DOWN;
         uint32_t x = in->kid[i];
+        if (h == 1)
+            return take_short_leaf(s, L(p, x), a->sum, in->hi[i]);
         if (s->have) { /* the run's window ends before, or holds, the first */
             first_key(p, x, h - 1, s->u, -INFINITY, s->limit, false, &k);
             if (!(k < s->c + s->d))
