@@ -341,7 +341,7 @@ static int scan_earliest(const fbf_ptree *p, double from, int64_t limit, double 
 }
 
 /*
- * A scan of a few leaves first (scan_earliest), where islands of free()
+ * The walk first (scan_earliest), which is cheap where islands of free()
  * are short; past its budget, jumps forward over blocking breakpoints. At
  * candidate t (used(t) <= limit), let k be the LAST key in (t, t + d) with
  * used(k) > limit: every start in [t, k] has k inside its window, so the
@@ -350,13 +350,15 @@ static int scan_earliest(const fbf_ptree *p, double from, int64_t limit, double 
  * descent). Each round is O(log B) and passes at least one blocking key;
  * after each, a scan again.
  */
-#define SCAN_BUDGET 4096
+#ifndef FBF_PROFILE_SCAN_BUDGET /* tests set a tiny one: every way is taken */
+#define FBF_PROFILE_SCAN_BUDGET 4096
+#endif
 
 double fbf_ptree_earliest(const fbf_ptree *p, double from, int64_t limit, double d, double stop)
 {
     double t = from;
     for (;;) {
-        switch (scan_earliest(p, t, limit, d, stop, SCAN_BUDGET, &t)) {
+        switch (scan_earliest(p, t, limit, d, stop, FBF_PROFILE_SCAN_BUDGET, &t)) {
         case SCAN_FOUND: return t;
         case SCAN_NONE: return INFINITY;
         case SCAN_BLOCKED:
