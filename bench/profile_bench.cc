@@ -10,6 +10,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -158,8 +159,67 @@ void BM_ProfileRemove(benchmark::State &state)
     }
 }
 
+// A profile shaped like conservative backfilling's: jobs of 1..64 of 256
+// resources, 100..2099 s long, each placed at its earliest fit in the
+// profile of those before it, so free() is a mosaic of small islands.
+struct Packed {
+    fbf_profile *p = nullptr;
+    double horizon = 0;
+    ~Packed() { fbf_profile_destroy(p); }
+};
+
+Packed &packed(int64_t size)
+{
+    static std::map<int64_t, std::unique_ptr<Packed>> cache;
+    auto &slot = cache[size];
+    if (!slot) {
+        slot = std::make_unique<Packed>();
+        slot->p = fbf_profile_create(256);
+        std::mt19937_64 rng(42);
+        std::uniform_int_distribution<uint32_t> n(1, 64);
+        std::uniform_int_distribution<int> len(100, 2099);
+        for (int64_t i = 0; i < size; i++) {
+            uint32_t r = n(rng);
+            double d = len(rng), t = fbf_profile_earliest(slot->p, 0, r, d);
+            if (fbf_profile_add(slot->p, t, t + d, r) != 0)
+                std::abort();
+            slot->horizon = std::max(slot->horizon, t + d);
+        }
+    }
+    return *slot;
+}
+
+// A search as compression makes them: from a point of the schedule, for a
+// job of 1..64 resources, cut off five walltimes later (INFINITY when
+// nothing fits before that).
+void BM_ProfileEarliestPacked(benchmark::State &state)
+{
+    Packed &f = packed(state.range(0));
+    struct Query {
+        double from, d;
+        uint32_t n;
+    };
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> from(0, 0.9 * f.horizon);
+    std::uniform_int_distribution<uint32_t> n(1, 64);
+    std::uniform_int_distribution<int> d(100, 2099);
+    std::vector<Query> q(4096);
+    for (auto &x : q)
+        x = Query{from(rng), static_cast<double>(d(rng)), n(rng)};
+    size_t i = 0, found = 0;
+    for (auto _ : state) {
+        const Query &x = q[i++ & (q.size() - 1)];
+        double t = fbf_profile_earliest_before(f.p, x.from, x.n, x.d, x.from + 5 * x.d);
+        found += t < INFINITY;
+        benchmark::DoNotOptimize(t);
+    }
+    state.counters["breakpoints"] = static_cast<double>(fbf_profile_breakpoints(f.p));
+    state.counters["found"] = static_cast<double>(found) / static_cast<double>(i ? i : 1);
+}
+
 }  // namespace
 
+BENCHMARK(BM_ProfileEarliestPacked)->Arg(1000)->Arg(10000)->Arg(100000);
 BENCHMARK(BM_ProfileEarliest)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000);
 BENCHMARK(BM_ProfileAdd)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000);
 BENCHMARK(BM_ProfileRemove)->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000);
