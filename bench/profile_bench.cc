@@ -77,20 +77,29 @@ Fixture &fixture(int64_t size)
     return *slot;
 }
 
-void BM_ProfileEarliest(benchmark::State &state)
+struct Query {
+    double from, d;
+    uint32_t n;
+};
+
+// 4,096 searches from [0, horizon) for 1..max_n resources during
+// min_d..max_d seconds, the same for every build.
+std::vector<Query> queries(double horizon, uint32_t max_n, int min_d, int max_d)
 {
-    Fixture &f = fixture(state.range(0));
-    struct Query {
-        double from, d;
-        uint32_t n;
-    };
     std::mt19937_64 rng(7);
-    std::uniform_real_distribution<double> from(0, f.horizon);
-    std::uniform_int_distribution<uint32_t> n(1, kCapacity / 4);
-    std::uniform_int_distribution<int> d(100, 4099);
+    std::uniform_real_distribution<double> from(0, horizon);
+    std::uniform_int_distribution<uint32_t> n(1, max_n);
+    std::uniform_int_distribution<int> d(min_d, max_d);
     std::vector<Query> q(4096);
     for (auto &x : q)
         x = Query{from(rng), static_cast<double>(d(rng)), n(rng)};
+    return q;
+}
+
+void BM_ProfileEarliest(benchmark::State &state)
+{
+    Fixture &f = fixture(state.range(0));
+    std::vector<Query> q = queries(f.horizon, kCapacity / 4, 100, 4099);
     size_t i = 0;
     for (auto _ : state) {
         const Query &x = q[i++ & (q.size() - 1)];
@@ -195,17 +204,7 @@ Packed &packed(int64_t size)
 void BM_ProfileEarliestPacked(benchmark::State &state)
 {
     Packed &f = packed(state.range(0));
-    struct Query {
-        double from, d;
-        uint32_t n;
-    };
-    std::mt19937_64 rng(7);
-    std::uniform_real_distribution<double> from(0, 0.9 * f.horizon);
-    std::uniform_int_distribution<uint32_t> n(1, 64);
-    std::uniform_int_distribution<int> d(100, 2099);
-    std::vector<Query> q(4096);
-    for (auto &x : q)
-        x = Query{from(rng), static_cast<double>(d(rng)), n(rng)};
+    std::vector<Query> q = queries(0.9 * f.horizon, 64, 100, 2099);
     size_t i = 0, found = 0;
     for (auto _ : state) {
         const Query &x = q[i++ & (q.size() - 1)];
