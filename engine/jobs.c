@@ -1,11 +1,14 @@
 /*
  * jobs: the job store (see jobs.h).
  *
- * Invariants: handle h lives in chunk h >> CHUNK_BITS at slot h & mask;
- * chunk pointers are allocated on demand and never freed before destroy;
- * the array of chunk pointers grows with the jobs (a store of a few jobs
- * does not pay for the 2^18 pointers a full one needs), only in
- * fbf_jobs_add, which no reader runs beside;
+ * Invariants: chunks are allocated on demand and never moved or freed
+ * before destroy. The handles below CHUNK_SIZE live in chunks that double
+ * (chunk 0: handles 0-63, chunk k in 1..8: 2^(k+5) to 2^(k+6) - 1), the
+ * rest in chunks of CHUNK_SIZE (handle h >= CHUNK_SIZE: chunk
+ * (h >> CHUNK_BITS) + SMALL_CHUNKS - 1, slot h & mask), so a store of a few
+ * jobs holds a few KiB rather than a 1.5 MiB chunk, and a large one is laid
+ * out, and read, as with fixed chunks only. The array of chunk pointers
+ * grows with the jobs too, only in fbf_jobs_add, which no reader runs beside;
  * every record with handle < count is initialised. Key entries and id
  * strings come from an arena of large blocks, so adding a job costs one
  * hash insert and two bump allocations.
@@ -21,7 +24,9 @@
 
 #define CHUNK_BITS 14
 #define CHUNK_SIZE (1u << CHUNK_BITS)
-#define MAX_CHUNKS (1u << (32 - CHUNK_BITS))
+#define FIRST_BITS 6 /* the first chunk: 64 records, 6 KiB */
+#define SMALL_CHUNKS (CHUNK_BITS - FIRST_BITS + 1) /* those below CHUNK_SIZE */
+#define MAX_CHUNKS ((1u << (32 - CHUNK_BITS)) + SMALL_CHUNKS - 1)
 #define ARENA_BLOCK (1u << 20)
 
 typedef struct key_entry {
@@ -87,6 +92,33 @@ static void *arena_alloc(fbf_jobs *js, size_t n, size_t align)
     return b->data + off;
 }
 
+/* Where handle h lives: its chunk, the chunk's first handle and size. */
+typedef struct slot_at {
+    size_t chunk;
+    uint32_t base, cap;
+} slot_at;
+
+static slot_at locate(fbf_job_h h)
+{
+    if (h >= CHUNK_SIZE)
+        return (slot_at){(h >> CHUNK_BITS) + SMALL_CHUNKS - 1, h & ~(CHUNK_SIZE - 1),
+                         CHUNK_SIZE};
+    if (h < (1u << FIRST_BITS))
+        return (slot_at){0, 0, 1u << FIRST_BITS};
+    unsigned top = 31u - (unsigned)__builtin_clz(h); /* FIRST_BITS..CHUNK_BITS-1 */
+    return (slot_at){top - FIRST_BITS + 1, 1u << top, 1u << top};
+}
+
+/* The range of handles chunk c holds (the inverse of locate). */
+static slot_at chunk_range(size_t c)
+{
+    if (c == 0)
+        return (slot_at){0, 0, 1u << FIRST_BITS};
+    if (c < SMALL_CHUNKS)
+        return (slot_at){c, 1u << (c + FIRST_BITS - 1), 1u << (c + FIRST_BITS - 1)};
+    return (slot_at){c, (uint32_t)(c - SMALL_CHUNKS + 1) << CHUNK_BITS, CHUNK_SIZE};
+}
+
 /* Room for at least n chunk pointers (n <= MAX_CHUNKS), the new ones NULL. */
 static int grow_chunks(fbf_jobs *js, size_t n)
 {
@@ -123,7 +155,8 @@ void fbf_jobs_destroy(fbf_jobs *js)
     if (!js)
         return;
     for (size_t c = 0; c < js->nchunks && js->chunks[c]; c++) {
-        for (size_t i = 0; i < CHUNK_SIZE && (c << CHUNK_BITS) + i < js->count; i++)
+        slot_at r = chunk_range(c);
+        for (size_t i = 0; i < r.cap && r.base + i < js->count; i++)
             fbf_idset_fini(&js->chunks[c][i].alloc);
         free(js->chunks[c]);
     }
@@ -153,10 +186,11 @@ int fbf_jobs_add(fbf_jobs *js, const char *id, fbf_job_h *out)
     unsigned long hv = CK_HS_HASH(&js->map, entry_hash, &probe);
 
     fbf_job_h h = (fbf_job_h)js->count;
-    size_t c = h >> CHUNK_BITS;
+    slot_at at = locate(h);
+    size_t c = at.chunk;
     if (c >= js->nchunks && grow_chunks(js, c + 1) < 0)
         return -ENOMEM;
-    if (!js->chunks[c] && !(js->chunks[c] = malloc(CHUNK_SIZE * sizeof(fbf_job))))
+    if (!js->chunks[c] && !(js->chunks[c] = malloc((size_t)at.cap * sizeof(fbf_job))))
         return -ENOMEM;
 
     /* ck_hs_put() refuses a key already present, so one probe both checks
@@ -184,7 +218,7 @@ int fbf_jobs_add(fbf_jobs *js, const char *id, fbf_job_h *out)
         return -ENOMEM;
     }
 
-    fbf_job *j = &js->chunks[c][h & (CHUNK_SIZE - 1)];
+    fbf_job *j = &js->chunks[c][h - at.base];
     memset(j, 0, sizeof *j);
     j->id = copy;
     j->seq = h; /* handles are given in arrival order */
@@ -200,5 +234,9 @@ size_t fbf_jobs_count(const fbf_jobs *js) { return js->count; }
 
 fbf_job *fbf_jobs_get(const fbf_jobs *js, fbf_job_h h)
 {
-    return &js->chunks[h >> CHUNK_BITS][h & (CHUNK_SIZE - 1)];
+    /* The common case of a large store first, as with fixed chunks. */
+    if (h >= CHUNK_SIZE)
+        return &js->chunks[(h >> CHUNK_BITS) + SMALL_CHUNKS - 1][h & (CHUNK_SIZE - 1)];
+    slot_at at = locate(h);
+    return &js->chunks[at.chunk][h - at.base];
 }
