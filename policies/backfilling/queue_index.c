@@ -144,14 +144,17 @@ fbf_qindex *fbf_qindex_create(unsigned flags) { return fbf_qindex_create_ordered
 
 fbf_qindex *fbf_qindex_create_ordered(unsigned flags, const fbf_order_ops *ord)
 {
+    /* Slots grow with the handles indexed (insert_at): an engine with a
+     * few jobs, as most of a fuzz target's are, zeroes a few slots. */
+    enum { FIRST_CAP = 64 };
     fbf_qindex *q = calloc(1, sizeof *q);
-    if (!q || !(q->n = calloc(1024, sizeof *q->n)) ||
-        ((flags & FBF_QINDEX_RSV) && !(q->rsv = calloc(1024, sizeof *q->rsv))) ||
-        (!fbf_order_is_submit(ord) && !(q->sub = calloc(1024, sizeof *q->sub)))) {
+    if (!q || !(q->n = calloc(FIRST_CAP, sizeof *q->n)) ||
+        ((flags & FBF_QINDEX_RSV) && !(q->rsv = calloc(FIRST_CAP, sizeof *q->rsv))) ||
+        (!fbf_order_is_submit(ord) && !(q->sub = calloc(FIRST_CAP, sizeof *q->sub)))) {
         fbf_qindex_destroy(q);
         return NULL;
     }
-    q->cap = 1024;
+    q->cap = FIRST_CAP;
     q->ord = fbf_order_is_submit(ord) ? NULL : ord;
     set_agg(q, 0, &neutral);
     q->rng = 0x2545f4914f6cdd1dull;
