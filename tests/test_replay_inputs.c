@@ -1,8 +1,8 @@
 /*
  * test_replay_inputs: the workload checks as a user meets them, through
  * fastbf-replay and fastbf --register-workload: one line on stderr, exit
- * status 2, nothing run (test_workload checks every reason of the reader
- * itself):
+ * status 2, nothing run (test_workload and test_workload_refusals check
+ * every reason of the reader itself):
  *
  *  - an SWF line of fewer than 18 fields names the file and the line;
  *    --skip-short-lines skips it and the summary and summary.json count it;

@@ -60,6 +60,18 @@ void fbf_test_flux_close(fbf_test_flux *t)
 }
 
 /* The outbox as text. */
+int fbf_test_flux_setup(void **state)
+{
+    fbf_test_flux_open(*state, "easy", FBF_FLUX_MODE_UNLIMITED, 1, 4);
+    return 0;
+}
+
+int fbf_test_flux_teardown(void **state)
+{
+    fbf_test_flux_close(*state);
+    return 0;
+}
+
 static void render(fbf_test_flux *t)
 {
     size_t n;
@@ -125,6 +137,20 @@ const char *fbf_test_flux_send(fbf_test_flux *t, uint8_t type, uint8_t flags, ui
 const char *fbf_test_flux_req(fbf_test_flux *t, const char *topic, const char *payload)
 {
     return fbf_test_flux_send(t, FBF_FLUX_REQUEST, 0, FBF_FLUX_NODEID_ANY, 0, topic, payload);
+}
+
+const char *fbf_test_flux_alloc(fbf_test_flux *t, uint64_t id)
+{
+    char p[128];
+    snprintf(p, sizeof p, "{\"id\":%llu,\"priority\":16,\"userid\":5588}", (unsigned long long)id);
+    return fbf_test_flux_req(t, FBF_FLUX_ALLOC, p);
+}
+
+const char *fbf_test_flux_free(fbf_test_flux *t, uint64_t id)
+{
+    char p[64];
+    snprintf(p, sizeof p, "{\"id\":%llu}", (unsigned long long)id);
+    return fbf_test_flux_req(t, FBF_FLUX_FREE, p);
 }
 
 const char *fbf_test_flux_instant(fbf_test_flux *t, double now)

@@ -42,6 +42,11 @@ void fbf_test_flux_open(fbf_test_flux *t, const char *policy, fbf_flux_mode mode
                         uint32_t ranks, uint32_t cores);
 void fbf_test_flux_close(fbf_test_flux *t);
 
+/* cmocka setup and teardown, the fbf_test_flux given as the case's
+ * prestate: an EASY session on 1 rank of 4 cores, unlimited mode. */
+int fbf_test_flux_setup(void **state);
+int fbf_test_flux_teardown(void **state);
+
 /* Sends one message (payload NULL: none) and returns the answer's text
  * (t->out). */
 const char *fbf_test_flux_send(fbf_test_flux *t, uint8_t type, uint8_t flags, uint32_t aux1,
@@ -52,6 +57,9 @@ const char *fbf_test_flux_frames(fbf_test_flux *t, const void *const *data, cons
 
 /* A request from the job manager (matchtag 0, nodeid any). */
 const char *fbf_test_flux_req(fbf_test_flux *t, const char *topic, const char *payload);
+/* Its sched.alloc of job id (priority 16, userid 5588), its sched.free. */
+const char *fbf_test_flux_alloc(fbf_test_flux *t, uint64_t id);
+const char *fbf_test_flux_free(fbf_test_flux *t, uint64_t id);
 /* sim.instant {"now": now} with matchtag 7. */
 const char *fbf_test_flux_instant(fbf_test_flux *t, double now);
 

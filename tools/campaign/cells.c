@@ -13,6 +13,7 @@
 #include "policies/policies.h"
 #include "policies/registry.h"
 #include "tools/campaign/files.h"
+#include "tools/campaign/options.h"
 
 static uint64_t fnv1a(const char *s)
 {

@@ -13,6 +13,7 @@
 
 #include "policies/registry.h"
 #include "tools/campaign/files.h"
+#include "tools/campaign/options.h"
 
 /* What each key holds and how its items are checked. */
 enum kind { K_TRACE, K_POLICY, K_DEPTH, K_SIZE, K_MAXJOBS, K_SEED, K_OPTIONS, K_PATH };
@@ -37,22 +38,6 @@ static const key_def keys[] = {
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 #define KEY_LIST "traces, policies, reservation_depths, platform_sizes, max_jobs, seeds, options, out, replay"
-
-/* fastbf-replay options the campaign sets for every cell, or that would
- * put another scheduler in place of the in-process one. */
-static const struct {
-    const char *name;
-    const char *why;
-} reserved[] = {
-    {"out", "the campaign sets it for each cell"},
-    {"policy", "the campaign sets it for each cell (policies)"},
-    {"reservation-depth", "the campaign sets it for each cell (reservation_depths)"},
-    {"nb-res", "the campaign sets it for each cell (platform_sizes)"},
-    {"max-jobs", "the campaign sets it for each cell (max_jobs)"},
-    {"scheduler", "cells run fastbf in process (--inproc)"},
-    {"endpoint", "cells run fastbf in process (--inproc)"},
-    {"edc-library", "cells run fastbf in process (--inproc)"},
-};
 
 /* One item of a value, with the line it was on. */
 typedef struct item {
@@ -175,117 +160,6 @@ static bool canon_uint(const char *s, uint64_t lo, uint64_t hi, char *buf, size_
     return true;
 }
 
-char *fbf_cmp_expand_seed(const char *s, const char *seed)
-{
-    size_t n = 0, sl = strlen(seed);
-    for (const char *p = s; (p = strstr(p, "{seed}")); p += 6)
-        n++;
-    char *o = malloc(strlen(s) + n * sl + 1), *w = o;
-    if (!o)
-        return NULL;
-    for (const char *p = s; *p;) {
-        if (strncmp(p, "{seed}", 6) == 0) {
-            memcpy(w, seed, sl);
-            w += sl;
-            p += 6;
-        } else {
-            *w++ = *p++;
-        }
-    }
-    *w = '\0';
-    return o;
-}
-
-int fbf_cmp_split_words(const char *s, char ***words, size_t *n, fbf_error *err)
-{
-    size_t cap = 4, nw = 0;
-    char **w = malloc((cap + 1) * sizeof *w);
-    char *buf = malloc(strlen(s) + 1);
-    int rc = 0;
-    if (!w || !buf) {
-        rc = fbf_errorf(err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    const char *p = s;
-    for (;;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!*p)
-            break;
-        char *o = buf;
-        while (*p && *p != ' ' && *p != '\t') {
-            if (*p == '\'' || *p == '"') {
-                char q = *p++;
-                while (*p && *p != q)
-                    *o++ = *p++;
-                if (*p != q) {
-                    rc = fbf_errorf(err, -EINVAL, "unterminated %c in '%s'", q, s);
-                    goto out;
-                }
-                p++;
-            } else {
-                *o++ = *p++;
-            }
-        }
-        *o = '\0';
-        if (nw == cap) {
-            char **nwv = realloc(w, (cap * 2 + 1) * sizeof *w);
-            if (!nwv) {
-                rc = fbf_errorf(err, -ENOMEM, "out of memory");
-                goto out;
-            }
-            w = nwv;
-            cap *= 2;
-        }
-        if (!(w[nw] = strdup(buf))) {
-            rc = fbf_errorf(err, -ENOMEM, "out of memory");
-            goto out;
-        }
-        nw++;
-    }
-out:
-    free(buf);
-    if (rc) {
-        for (size_t i = 0; w && i < nw; i++)
-            free(w[i]);
-        free(w);
-        return rc;
-    }
-    w[nw] = NULL;
-    *words = w;
-    *n = nw;
-    return 0;
-}
-
-/* The option words of one options item, checked against the reserved
- * options (a unique prefix, as getopt_long takes it, counts too). */
-static int check_options(const char *file, int line, const char *opt, fbf_error *err)
-{
-    char *x = fbf_cmp_expand_seed(opt, "0");
-    if (!x)
-        return fbf_errorf(err, -ENOMEM, "out of memory");
-    char **w;
-    size_t n;
-    fbf_error e2;
-    int rc = fbf_cmp_split_words(x, &w, &n, &e2);
-    free(x);
-    if (rc)
-        return fbf_errorf(err, rc, "%s:%d: options: %s", file, line, e2.text);
-    for (size_t i = 0; i < n && !rc; i++) {
-        if (strncmp(w[i], "--", 2) != 0 || !w[i][2])
-            continue;
-        size_t len = strcspn(w[i] + 2, "=");
-        for (size_t r = 0; r < sizeof reserved / sizeof reserved[0] && !rc; r++)
-            if (len <= strlen(reserved[r].name) && strncmp(w[i] + 2, reserved[r].name, len) == 0)
-                rc = fbf_errorf(err, -EINVAL, "%s:%d: options: '%s' cannot be an option here: %s",
-                                file, line, w[i], reserved[r].why);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(w[i]);
-    free(w);
-    return rc;
-}
-
 /* Checks and stores one key's items. */
 static int take_key(fbf_cmp_spec *s, const key_def *k, int line, items *it, fbf_error *err)
 {
@@ -353,7 +227,7 @@ static int take_key(fbf_cmp_spec *s, const key_def *k, int line, items *it, fbf_
             val = num;
             break;
         case K_OPTIONS: {
-            int rc = check_options(f, l, t, err);
+            int rc = fbf_cmp_check_options(f, l, t, err);
             if (rc)
                 return rc;
             break;

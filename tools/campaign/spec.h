@@ -24,7 +24,7 @@
  * string becomes the cell's seed. Options are split into words on blanks,
  * with '...' and "..." grouping; what the campaign sets itself (--out,
  * --policy, --reservation-depth, --nb-res, --max-jobs) and other
- * schedulers than the in-process one are refused there.
+ * schedulers than the in-process one are refused there (options.h).
  *
  * Errors are one line: "FILE:LINE: KEY: what is wrong" (FILE as given).
  */
@@ -61,14 +61,5 @@ int fbf_cmp_spec_load(const char *path, bool check_traces, fbf_cmp_spec **out, f
 
 /* NULL-safe. */
 void fbf_cmp_spec_destroy(fbf_cmp_spec *s);
-
-/* s with every "{seed}" replaced by seed (caller frees); NULL when out of
- * memory. */
-char *fbf_cmp_expand_seed(const char *s, const char *seed);
-
-/* Splits an option string into words (see above) into a fresh
- * NULL-terminated array (free each word, then the array; *n words).
- * -EINVAL for an unterminated quote, with the reason in err. */
-int fbf_cmp_split_words(const char *s, char ***words, size_t *n, fbf_error *err);
 
 #endif

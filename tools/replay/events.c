@@ -1,6 +1,6 @@
 /*
  * events: the replayer's pending events, a binary min-heap keyed by
- * (time, kind, seq) (see sim.c for what goes in it and replay.h for the
+ * (time, kind, seq) (see message.h for what goes in it and replay.h for the
  * fields).
  *
  * Also the number format of everything Batsim writes itself (fbf_replay_put_f).

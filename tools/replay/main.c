@@ -6,7 +6,7 @@
  * quickly and checked strictly.
  *
  * This file: wiring and exit codes (options.c: the command line). The
- * simulation is in sim.c, reply checking in validate.c (v2_reply.c),
+ * simulation is in sim.c and message.c, reply checking in validate.c (v2_reply.c),
  * transports in transport_*.c, figures and files in output.c (replay.h
  * says how they fit).
  *

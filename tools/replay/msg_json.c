@@ -1,6 +1,6 @@
 /*
  * msg_json: the texts of the v4 JSON messages that are long and rare
- * enough to live outside sim.c's loop: SIMULATION_BEGINS (the platform,
+ * enough to live outside message.c's loop: SIMULATION_BEGINS (the platform,
  * the config, the workloads and their profiles) and a KILL_JOB's answer
  * (the JOB_COMPLETED of each job it really killed, then one JOB_KILLED).
  * The state changes stay with the caller, except the deletion bookkeeping

@@ -1,8 +1,10 @@
 /*
  * replay: the state of one fastbf-replay run, shared by its modules.
  *
- *   sim.c       the discrete-event loop: which events make the next message,
- *               building it, the end and deadlock decisions
+ *   sim.c       the discrete-event loop: setup, the exchanges, the end and
+ *               deadlock decisions
+ *   message.c   which events make the next message, and building it
+ *               (message.h)
  *   validate.c  parsing and checking each reply as Batsim does, and applying
  *               its decisions to the state below
  *   decide.c    REJECT_JOB, KILL_JOB, SET_JOB_METADATA, CHANGE_JOB_STATE
@@ -12,7 +14,7 @@
  *               REGISTER_JOB, NOTIFY registration_finished /
  *               continue_registration) and of estimate_waiting_time queries
  *   store.c     job descriptions, the config, and Redis mode's keys
- *   msg_json.c  the JSON texts of the v4 messages sim.c does not build inline
+ *   msg_json.c  the JSON texts of the v4 messages message.c does not build inline
  *   v2_message.c, v2_reply.c  --protocol batsim2: the text protocol's
  *               messages, its Redis keys, and the checking of its replies;
  *               the simulation (this state, sim.c's loop) is the same
@@ -415,10 +417,10 @@ void fbf_replay_store_queue(fbf_replay *r, uint32_t job);
 int fbf_replay_store_start(fbf_replay *r);
 int fbf_replay_store_pending(fbf_replay *r);
 
-/* Starts the message at now (sim.c): its head, and the now the scheduler
+/* Starts the message at now (message.c): its head, and the now the scheduler
  * reads (req_now, req_shown). */
 void fbf_replay_msg_open(fbf_replay *r, double now);
-/* msg_json.c: the v4 messages' texts that sim.c does not build inline. */
+/* msg_json.c: the v4 messages' texts that message.c does not build inline. */
 void fbf_replay_json_begins(fbf_replay *r);
 void fbf_replay_json_killed(fbf_replay *r, size_t *count, double t, uint32_t kill);
 

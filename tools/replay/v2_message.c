@@ -5,7 +5,7 @@
  *
  * A message is "3:NOW|T1:S1[:C1]|T2:S2[:C2]..." (version 3, as the last
  * Batsim of that protocol sent), every time printed "%f" as Batsim printed
- * it while the clock stays exact; sim.c decides which events go in it, in
+ * it while the clock stays exact; message.c decides which events go in it, in
  * the same order as in a v4 message:
  *   A        the first message, alone, once nb_res is in Redis
  *   C:ID     a job ended (completed or cut at its walltime)
@@ -87,7 +87,7 @@ bool fbf_v2_end_due(fbf_replay *r)
 {
     if (r->next_sub < r->nb_static || r->done + r->rejected < r->wl->nb_jobs)
         return false;
-    /* Entries of jobs no longer running are stale (sim.c drops them). */
+    /* Entries of jobs no longer running are stale (message.c drops them). */
     for (size_t i = 0; i < r->heap_n; i++) {
         const fbf_rev *e = &r->heap[i];
         if (e->kind != FBF_EV_COMPLETED || r->jobs[e->arg].state == FBF_RJ_RUNNING)

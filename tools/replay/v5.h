@@ -6,7 +6,7 @@
  *   v5_hello.c    the handshake (init data out, flags and EDCHelloEvent
  *                 back, requested_simulation_features applied) and this
  *                 state's life
- *   v5_message.c  the Batsim->EDC events, in sim.c's order (replay.h)
+ *   v5_message.c  the Batsim->EDC events, in message.c's order (replay.h)
  *   v5_reply.c    the checking of each reply, message and events, and the
  *                 job decisions (ExecuteJob, RejectJob, KillJobs)
  *   v5_register.c RegisterProfileEvent, RegisterJobEvent,

@@ -1,6 +1,6 @@
 /*
  * v5_message: the events Batsim 5 sends an EDC, as batprotocol JSON (the
- * shapes below; v5.h for the message around them). sim.c decides which
+ * shapes below; v5.h for the message around them). message.c decides which
  * events a message holds and in which order, as for the v4 replay, and
  * changes the state; this file writes their text.
  *
