@@ -3,20 +3,18 @@
  *
  * Invariants: the socket, the frames and the pinned routing id belong to
  * the I/O thread (the caller's); the connection watcher (zmq_watch.h)
- * runs beside it from before the bind to the end. The socket lingers 1 s
- * at close so the last reply (to SIMULATION_ENDS, or the refusal that
- * tells Batsim why fastbf stopped) still leaves when the process exits.
+ * runs beside it from before the bind to the end (both set up by
+ * zmq_router.h). The socket lingers 1 s at close so the last reply (to
+ * SIMULATION_ENDS, or the refusal that tells Batsim why fastbf stopped)
+ * still leaves when the process exits.
  */
 #include "io/zmq_server.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <string.h>
-#include <time.h>
 #include <zmq.h>
 
-#include "io/endpoint.h"
-#include "io/zmq_watch.h"
+#include "io/zmq_router.h"
 
 /* A message's frames: the first MAX_FRAMES kept, any beyond only counted
  * (into the spare). A REQ peer sends three: routing id, delimiter, body. */
@@ -28,39 +26,17 @@ typedef struct frames {
 } frames;
 
 typedef struct server {
-    void *sock;
-    fbf_zmq_watch watch;
+    fbf_zmq_router r;
     const fbf_zmq_handler *h;
-    FILE *warn;
-    size_t max_message;
-    bool pinned;
-    size_t peer_len;
-    unsigned char peer[256]; /* the session's routing id (ZeroMQ caps it at 255 bytes) */
-    fbf_jbuf refused;        /* the reply to a refused message */
+    fbf_jbuf refused; /* the reply to a refused message */
 } server;
 
-static double mono_s(void)
+/* 0, or -errno. */
+static int recv_frames(server *s, frames *m)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* 0, or -errno. ZeroMQ delivers a message's frames together: only the
- * first receive waits. */
-static int recv_frames(void *sock, frames *m)
-{
-    m->kept = m->total = 0;
-    for (;;) {
-        zmq_msg_t *f = &m->f[m->kept < MAX_FRAMES ? m->kept : MAX_FRAMES];
-        if (zmq_msg_recv(f, sock, 0) < 0)
-            return -errno;
-        m->total++;
-        if (m->kept < MAX_FRAMES)
-            m->kept++;
-        if (!zmq_msg_more(f))
-            return 0;
-    }
+    int rc = fbf_zmq_router_recv(&s->r, m->f, MAX_FRAMES + 1, &m->total);
+    m->kept = m->total < MAX_FRAMES ? m->total : MAX_FRAMES;
+    return rc;
 }
 
 /* How many frames the reply must carry back: the routing id and, for a
@@ -76,14 +52,9 @@ static size_t envelope(frames *m)
 static int send_reply(server *s, frames *m, size_t env, const void *reply, size_t len)
 {
     for (size_t i = 0; i < env; i++)
-        if (zmq_send(s->sock, zmq_msg_data(&m->f[i]), zmq_msg_size(&m->f[i]), ZMQ_SNDMORE) < 0)
+        if (zmq_send(s->r.sock, zmq_msg_data(&m->f[i]), zmq_msg_size(&m->f[i]), ZMQ_SNDMORE) < 0)
             return -1;
-    return zmq_send(s->sock, reply, len, 0);
-}
-
-static bool is_session_peer(const server *s, zmq_msg_t *id)
-{
-    return zmq_msg_size(id) == s->peer_len && memcmp(zmq_msg_data(id), s->peer, s->peer_len) == 0;
+    return zmq_send(s->r.sock, reply, len, 0);
 }
 
 /* A message that the session never sees: a line on warn, an error reply
@@ -97,16 +68,16 @@ static void refuse(server *s, frames *m, size_t env, bool stranger)
     if (stranger) {
         snprintf(why, sizeof why, "another peer holds this session: fastbf answers only the "
                                   "peer that spoke first");
-        fprintf(s->warn, "fastbf: refused a message from a peer that is not the session's "
-                         "(%s, connection fd %d): this fastbf answers only the peer that spoke "
-                         "first\n",
+        fprintf(s->r.warn, "fastbf: refused a message from a peer that is not the session's "
+                           "(%s, connection fd %d): this fastbf answers only the peer that "
+                           "spoke first\n",
                 addr ? addr : "address unknown", fd);
     } else {
         snprintf(why, sizeof why, "a message of %zu frames: fastbf takes one frame per message; "
                                   "nothing of it was applied",
                  body);
-        fprintf(s->warn, "fastbf: refused a message of %zu frames from %s (connection fd %d): "
-                         "one frame per message; nothing of it was applied\n",
+        fprintf(s->r.warn, "fastbf: refused a message of %zu frames from %s (connection fd "
+                           "%d): one frame per message; nothing of it was applied\n",
                 body, addr ? addr : "address unknown", fd);
     }
     fbf_jbuf_reset(&s->refused);
@@ -120,14 +91,6 @@ static void refuse(server *s, frames *m, size_t env, bool stranger)
         send_reply(s, m, env, s->refused.p, s->refused.len);
 }
 
-static void pin(server *s, zmq_msg_t *id)
-{
-    s->pinned = true;
-    s->peer_len = zmq_msg_size(id);
-    memcpy(s->peer, zmq_msg_data(id), s->peer_len);
-    fbf_zmq_watch_pin(&s->watch, zmq_msg_get(id, ZMQ_SRCFD));
-}
-
 static int serve_loop(server *s, fbf_serve_stats *st, fbf_error *err)
 {
     frames m;
@@ -138,7 +101,7 @@ static int serve_loop(server *s, fbf_serve_stats *st, fbf_error *err)
     for (;;) {
         int e = 0;
         const char *op = "receive";
-        if ((rc = recv_frames(s->sock, &m)) < 0) {
+        if ((rc = recv_frames(s, &m)) < 0) {
             e = -rc;
             if (e == EINTR) {
                 rc = fbf_errorf(err, -EINTR, "interrupted while waiting for Batsim");
@@ -146,27 +109,21 @@ static int serve_loop(server *s, fbf_serve_stats *st, fbf_error *err)
             }
         } else {
             size_t env = envelope(&m);
-            bool stranger = s->pinned && !is_session_peer(s, &m.f[0]);
+            bool stranger = s->r.pinned && !fbf_zmq_router_is_peer(&s->r, &m.f[0]);
             if (stranger || m.total - env != 1) {
                 refuse(s, &m, env, stranger);
                 continue;
             }
-            if (!s->pinned)
-                pin(s, &m.f[0]);
+            if (!s->r.pinned)
+                fbf_zmq_router_pin(&s->r, &m.f[0]);
             zmq_msg_t *body = &m.f[env];
             received++;
             const void *reply;
             size_t len;
-            double t0 = st ? mono_s() : 0;
+            double t0 = fbf_zmq_router_clock(st);
             rc = s->h->handle(s->h->ctx, zmq_msg_data(body), zmq_msg_size(body), &reply, &len,
                               err);
-            if (st) { /* asked for: two clock reads a message */
-                double dt = mono_s() - t0;
-                st->messages = received;
-                st->handling_s += dt;
-                if (received == 1)
-                    st->first_s = dt;
-            }
+            fbf_zmq_router_timed(st, received, t0);
             if (rc < 0) {
                 /* Batsim would wait for this reply forever: one that it
                  * refuses makes it stop with our reason instead. */
@@ -194,15 +151,14 @@ static int serve_loop(server *s, fbf_serve_stats *st, fbf_error *err)
             e = errno;
             op = "send";
         }
-        fbf_zmq_watch_loss loss = e == ETERM ? fbf_zmq_watch_lost(&s->watch)
-                                             : FBF_ZMQ_WATCH_HELD;
+        fbf_zmq_watch_loss loss = fbf_zmq_router_loss(&s->r, e);
         if (loss == FBF_ZMQ_WATCH_DROPPED)
             rc = fbf_errorf(err, -ENOMEM,
                             "cannot take Batsim's message #%lu: ZeroMQ dropped it unread with "
                             "its connection, as it does with a message above --max-message %zu "
                             "bytes or larger than this process can allocate; Batsim, still "
                             "connected, waits for a reply",
-                            received + 1, s->max_message);
+                            received + 1, s->r.max_message);
         else if (loss == FBF_ZMQ_WATCH_LEFT)
             rc = fbf_errorf(err, -ECONNRESET,
                             "Batsim disconnected after %lu messages, before the simulation "
@@ -222,49 +178,11 @@ int fbf_zmq_serve_with(const fbf_zmq_options *o, const fbf_zmq_handler *h,
 {
     if (stats)
         *stats = (fbf_serve_stats){0};
-    const char *endpoint = o->endpoint ? o->endpoint : FBF_ZMQ_DEFAULT_ENDPOINT;
-    server s = {.h = h,
-                .warn = o->warn ? o->warn : stderr,
-                .max_message = o->max_message ? o->max_message : FBF_ZMQ_MAX_MESSAGE_DEFAULT};
-    int reach = fbf_endpoint_check_bind(endpoint, o->allow_remote, err);
-    if (reach < 0)
-        return reach;
-    void *zctx = zmq_ctx_new();
-    s.sock = zctx ? zmq_socket(zctx, ZMQ_ROUTER) : NULL;
-    int rc;
-    if (!s.sock) {
-        rc = fbf_errorf(err, -errno, "cannot create a ZeroMQ socket: %s", zmq_strerror(errno));
-        goto out;
-    }
-    int linger = 1000;
-    int64_t max = (int64_t)s.max_message;
-    zmq_setsockopt(s.sock, ZMQ_LINGER, &linger, sizeof linger);
-    if (zmq_setsockopt(s.sock, ZMQ_MAXMSGSIZE, &max, sizeof max) != 0) {
-        rc = fbf_errorf(err, -errno, "cannot limit messages to %zu bytes: %s", s.max_message,
-                        zmq_strerror(errno));
-        goto out;
-    }
-    if ((rc = fbf_zmq_watch_start(&s.watch, zctx, s.sock, s.warn, s.max_message, err)) < 0) {
-        /* said as it is */
-    } else if (zmq_bind(s.sock, endpoint) != 0) {
-        rc = fbf_errorf(err, -errno, "cannot bind %s: %s", endpoint, zmq_strerror(errno));
-    } else {
-        if (reach > 0)
-            fprintf(s.warn, "fastbf: warning: %s is reachable from other machines "
-                            "(--allow-remote): the first peer to speak drives this fastbf\n",
-                    endpoint);
-        if (o->announce) {
-            fprintf(s.warn, "%s listening on %s\n", o->announce, endpoint);
-            fflush(s.warn);
-        }
+    server s = {.h = h};
+    int rc = fbf_zmq_router_open(&s.r, o, "peer to speak", false, err);
+    if (rc == 0)
         rc = serve_loop(&s, stats, err);
-    }
-    fbf_zmq_watch_stop(&s.watch, s.sock);
-out:
-    if (s.sock)
-        zmq_close(s.sock);
-    if (zctx)
-        zmq_ctx_term(zctx);
+    fbf_zmq_router_close(&s.r);
     fbf_jbuf_fini(&s.refused);
     return rc;
 }

@@ -50,12 +50,7 @@
 #include "io/bv4_session.h"
 #include "io/jbuf.h"
 #include "io/session.h"
-
-/* Default endpoint: the loopback, what Batsim's default tcp://localhost:28000 reaches. */
-#define FBF_ZMQ_DEFAULT_ENDPOINT "tcp://127.0.0.1:28000"
-/* Default message limit: a burst of 1e6 submissions is 158 MB (335 MB
- * with forwarded profiles and a waiting-time query per job). */
-#define FBF_ZMQ_MAX_MESSAGE_DEFAULT ((size_t)512 << 20)
+#include "io/zmq_router.h" /* fbf_zmq_options and its defaults */
 
 /* What the server asks of a protocol: handle() turns a request into its
  * reply (0; 1 for the last one, after which the server returns; < 0 an
@@ -72,15 +67,6 @@ typedef struct fbf_zmq_handler {
                            size_t *reply_len);
     void (*refuse)(const char *why, fbf_jbuf *out);
 } fbf_zmq_handler;
-
-typedef struct fbf_zmq_options {
-    const char *endpoint; /* NULL: FBF_ZMQ_DEFAULT_ENDPOINT */
-    bool allow_remote;    /* bind a network-wide endpoint, with a warning */
-    size_t max_message;   /* bytes; 0: FBF_ZMQ_MAX_MESSAGE_DEFAULT */
-    FILE *warn;           /* refused peers and messages; NULL: stderr */
-    const char *announce; /* once bound, "<announce> listening on <endpoint>" on warn;
-                           * NULL: nothing */
-} fbf_zmq_options;
 
 int fbf_zmq_serve_with(const fbf_zmq_options *o, const fbf_zmq_handler *h,
                        fbf_serve_stats *stats, fbf_error *err);

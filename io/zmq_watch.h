@@ -1,5 +1,5 @@
 /*
- * zmq_watch: watches the connections of a server socket (io/zmq_server.c)
+ * zmq_watch: watches the connections of a server socket (io/zmq_router.h)
  * from a thread of its own, through a ZeroMQ socket monitor.
  *
  * A server socket never tells its owner that a peer went away, so a
