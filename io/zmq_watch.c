@@ -173,7 +173,7 @@ int fbf_zmq_watch_start(fbf_zmq_watch *w, void *ctx, void *sock, FILE *warn,
     atomic_init(&w->lost, FBF_ZMQ_WATCH_HELD);
     w->capfds = 16;
     if (!(w->fds = malloc(w->capfds * sizeof *w->fds)))
-        return fbf_errorf(err, -ENOMEM, "out of memory watching Batsim's connection");
+        return fbf_errorf(err, -ENOMEM, "out of memory watching the peer's connection");
     char mon_ep[64], stop_ep[64];
     snprintf(mon_ep, sizeof mon_ep, "inproc://fbf-monitor-%p", (void *)sock);
     snprintf(stop_ep, sizeof stop_ep, "inproc://fbf-stop-%p", (void *)sock);
@@ -182,7 +182,7 @@ int fbf_zmq_watch_start(fbf_zmq_watch *w, void *ctx, void *sock, FILE *warn,
         int e = errno;
         free(w->fds);
         w->fds = NULL;
-        return fbf_errorf(err, -e, "cannot watch Batsim's connection: %s", zmq_strerror(e));
+        return fbf_errorf(err, -e, "cannot watch the peer's connection: %s", zmq_strerror(e));
     }
     w->mon = zmq_socket(ctx, ZMQ_PAIR);
     w->stop_tx = zmq_socket(ctx, ZMQ_PAIR);
@@ -190,10 +190,10 @@ int fbf_zmq_watch_start(fbf_zmq_watch *w, void *ctx, void *sock, FILE *warn,
     int rc = 0;
     if (!w->mon || !w->stop_tx || !w->stop_rx || zmq_connect(w->mon, mon_ep) != 0 ||
         zmq_bind(w->stop_tx, stop_ep) != 0 || zmq_connect(w->stop_rx, stop_ep) != 0)
-        rc = fbf_errorf(err, -errno, "cannot watch Batsim's connection: %s",
+        rc = fbf_errorf(err, -errno, "cannot watch the peer's connection: %s",
                         zmq_strerror(errno));
     else if ((rc = pthread_create(&w->thread, NULL, watch_main, w)) != 0)
-        rc = fbf_errorf(err, -rc, "cannot start the thread that watches Batsim's connection: "
+        rc = fbf_errorf(err, -rc, "cannot start the thread that watches the peer's connection: "
                         "%s", strerror(rc));
     if (rc == 0) {
         w->running = true;
