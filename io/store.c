@@ -218,8 +218,12 @@ int fbf_store_get(fbf_store *r, fbf_store_kind kind, fbf_store_item *items,
     return 0;
 }
 
-int fbf_store_set(fbf_store *r, fbf_store_kind kind,
-                      const fbf_store_item *items, size_t n, fbf_error *err)
+/* One pipelined write of n items, cmd with or without the item's value,
+ * each reply expected of type want: the kind is kinds[i], or `kind` for
+ * all when kinds is NULL. */
+static int write_all(fbf_store *r, const char *cmd, bool with_value, int want,
+                     fbf_store_kind kind, const fbf_store_kind *kinds,
+                     const fbf_store_item *items, size_t n, fbf_error *err)
 {
     fbf_store_release(r);
     int rc = usable(r, err);
@@ -228,84 +232,49 @@ int fbf_store_set(fbf_store *r, fbf_store_kind kind,
     for (size_t base = 0; base < n; base += CHUNK) {
         size_t end = n - base > CHUNK ? base + CHUNK : n;
         for (size_t i = base; i < end; i++)
-            if ((rc = append(r, "SET", kind, &items[i], true, err)) < 0)
+            if ((rc = append(r, cmd, kinds ? kinds[i] : kind, &items[i], with_value, err)) < 0)
                 return rc;
         /* Every reply is read, even after a refusal, to keep in step. */
         for (size_t i = base; i < end; i++) {
-            void *rep = NULL;
-            if (redisGetReply(r->c, &rep) != REDIS_OK || !rep)
-                return io_error(r, "SET", err);
-            redisReply *p = rep;
-            if (rc == 0 && p->type != REDIS_REPLY_STATUS)
-                rc = reply_error(r, "SET", kind, items[i].name, p, err);
-            freeReplyObject(p);
-        }
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
-int fbf_store_del(fbf_store *r, fbf_store_kind kind, const fbf_store_item *items, size_t n,
-                  fbf_error *err)
-{
-    fbf_store_release(r);
-    int rc = usable(r, err);
-    if (rc < 0)
-        return rc;
-    for (size_t base = 0; base < n; base += CHUNK) {
-        size_t end = n - base > CHUNK ? base + CHUNK : n;
-        for (size_t i = base; i < end; i++)
-            if ((rc = append(r, "DEL", kind, &items[i], false, err)) < 0)
-                return rc;
-        for (size_t i = base; i < end; i++) {
-            void *rep = NULL;
-            if (redisGetReply(r->c, &rep) != REDIS_OK || !rep)
-                return io_error(r, "DEL", err);
-            redisReply *p = rep;
-            if (rc == 0 && p->type != REDIS_REPLY_INTEGER)
-                rc = reply_error(r, "DEL", kind, items[i].name, p, err);
-            freeReplyObject(p);
-        }
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
-int fbf_store_set_kinds(fbf_store *r, const fbf_store_kind *kinds,
-                            const fbf_store_item *items, size_t n, fbf_error *err)
-{
-    fbf_store_release(r);
-    int rc = usable(r, err);
-    if (rc < 0)
-        return rc;
-    for (size_t base = 0; base < n; base += CHUNK) {
-        size_t end = n - base > CHUNK ? base + CHUNK : n;
-        for (size_t i = base; i < end; i++)
-            if ((rc = append(r, "SET", kinds[i], &items[i], true, err)) < 0)
-                return rc;
-        for (size_t i = base; i < end; i++) {
+            fbf_store_kind k = kinds ? kinds[i] : kind;
             void *rep = NULL;
             if (redisGetReply(r->c, &rep) != REDIS_OK || !rep) {
                 /* Name the key whose reply never came; errno says whether
                  * it was a timeout, so keep it across the key's building. */
                 int saved = errno;
                 char what[320];
-                snprintf(what, sizeof what, "SET %s",
-                         build_key(r, kinds[i], items[i].name) ? r->key : items[i].name);
+                snprintf(what, sizeof what, "%s %s", cmd,
+                         build_key(r, k, items[i].name) ? r->key : items[i].name);
                 errno = saved;
                 return io_error(r, what, err);
             }
             redisReply *p = rep;
-            if (rc == 0 && p->type != REDIS_REPLY_STATUS)
-                rc = reply_error(r, "SET", kinds[i], items[i].name, p, err);
+            if (rc == 0 && p->type != want)
+                rc = reply_error(r, cmd, k, items[i].name, p, err);
             freeReplyObject(p);
         }
         if (rc < 0)
             return rc;
     }
     return 0;
+}
+
+int fbf_store_set(fbf_store *r, fbf_store_kind kind, const fbf_store_item *items, size_t n,
+                  fbf_error *err)
+{
+    return write_all(r, "SET", true, REDIS_REPLY_STATUS, kind, NULL, items, n, err);
+}
+
+int fbf_store_del(fbf_store *r, fbf_store_kind kind, const fbf_store_item *items, size_t n,
+                  fbf_error *err)
+{
+    return write_all(r, "DEL", false, REDIS_REPLY_INTEGER, kind, NULL, items, n, err);
+}
+
+int fbf_store_set_kinds(fbf_store *r, const fbf_store_kind *kinds, const fbf_store_item *items,
+                        size_t n, fbf_error *err)
+{
+    return write_all(r, "SET", true, REDIS_REPLY_STATUS, 0, kinds, items, n, err);
 }
 
 int fbf_store_get_job(fbf_store *r, const char *job_id, const char **json, size_t *len,

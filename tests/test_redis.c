@@ -2,8 +2,6 @@
  * test_redis: Batsim's Redis mode in process, against a real redis-server
  * started for this suite (support/redis_server):
  *
- *  - the store (io/store.h): Batsim's key names, round trips, a
- *    pipelined batch of many keys, missing keys, an unreachable server;
  *  - the session (io/bv4_session.h) in Redis mode, with both config
  *    forms: job_id-only JOB_SUBMITTED events are decided exactly as the
  *    same jobs described in the messages, and every fault of the store
@@ -15,7 +13,8 @@
  *    job_id only, with no REGISTER_PROFILE; with acknowledgements, the
  *    job_id-only JOB_SUBMITTED reads those very keys back; a store lost
  *    midway is an error naming the key.
- * The end-to-end runs over ZeroMQ are in test_replay_redis.c.
+ * The store itself is tested in test_store.c, the end-to-end runs over
+ * ZeroMQ in test_replay_redis.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,116 +43,6 @@
 #define ok fbf_test_bv4_ok
 
 static int port(void) { return fbf_test_redis_shared()->port; }
-
-static fbf_store *connect_store(const char *prefix)
-{
-    fbf_error err = {{0}};
-    fbf_store *r = fbf_store_connect("127.0.0.1", port(), prefix, 10, &err);
-    if (!r)
-        fail_msg("%s", err.text);
-    return r;
-}
-
-/* ---- the store ---------------------------------------------------------- */
-
-/* Keys are Batsim's: <prefix>:job_<id>, <prefix>:profile_<wl>!<name>. */
-static void test_store_keys_are_batsims(void **state)
-{
-    fbf_store *r = connect_store("k1");
-    fbf_error err;
-    const char *job = "{\"id\":\"w0!1\",\"subtime\":0,\"walltime\":100,\"res\":2,"
-                      "\"profile\":\"delay10\"}";
-    assert_int_equal(fbf_store_set_job(r, "w0!1", job, &err), 0);
-    assert_int_equal(fbf_store_set_profile(r, "w0", "delay10",
-                                               "{\"type\":\"delay\",\"delay\":10}", &err),
-                     0);
-    char *raw = fbf_test_redis_get(fbf_test_redis_shared(), "k1:job_w0!1");
-    assert_non_null(raw);
-    assert_string_equal(raw, job);
-    free(raw);
-    raw = fbf_test_redis_get(fbf_test_redis_shared(), "k1:profile_w0!delay10");
-    assert_non_null(raw);
-    assert_string_equal(raw, "{\"type\":\"delay\",\"delay\":10}");
-    free(raw);
-
-    const char *got;
-    size_t len;
-    assert_int_equal(fbf_store_get_job(r, "w0!1", &got, &len, &err), 0);
-    assert_int_equal(len, strlen(job));
-    assert_memory_equal(got, job, len);
-    assert_int_equal(fbf_store_get_profile(r, "w0", "delay10", &got, &len, &err), 0);
-    assert_int_equal(len, strlen("{\"type\":\"delay\",\"delay\":10}"));
-    /* Absent: no error, no value. */
-    assert_int_equal(fbf_store_get_job(r, "w0!2", &got, &len, &err), 0);
-    assert_null(got);
-
-    char key[64];
-    assert_int_equal(fbf_store_key(r, FBF_STORE_PLAIN, "nb_res", key, sizeof key), 9);
-    assert_string_equal(key, "k1:nb_res");
-    assert_string_equal(fbf_store_prefix(r), "k1");
-    fbf_store_destroy(r);
-
-    /* No prefix given: Batsim's "default". */
-    r = connect_store(NULL);
-    fbf_store_key(r, FBF_STORE_JOB, "w0!7", key, sizeof key);
-    assert_string_equal(key, "default:job_w0!7");
-    fbf_store_destroy(r);
-}
-
-/* More keys than one pipeline chunk, written and read back in one call
- * each, with absent keys in the middle. */
-static void test_store_batches(void **state)
-{
-    enum { N = 10000 };
-    fbf_store *r = connect_store("k2");
-    static char names[N][16], values[N][64];
-    static fbf_store_item items[N];
-    for (int i = 0; i < N; i++) {
-        snprintf(names[i], sizeof names[i], "w0!%d", i);
-        int len = snprintf(values[i], sizeof values[i], "{\"id\":\"w0!%d\",\"res\":%d}", i,
-                           i % 7 + 1);
-        items[i] = (fbf_store_item){.name = names[i], .value = values[i],
-                                        .len = (size_t)len};
-    }
-    fbf_error err;
-    /* Every third key is left out. */
-    static fbf_store_item some[N];
-    size_t n = 0;
-    for (int i = 0; i < N; i++)
-        if (i % 3)
-            some[n++] = items[i];
-    assert_int_equal(fbf_store_set(r, FBF_STORE_JOB, some, n, &err), 0);
-    for (int i = 0; i < N; i++)
-        items[i].value = NULL, items[i].len = 0;
-    assert_int_equal(fbf_store_get(r, FBF_STORE_JOB, items, N, &err), 0);
-    for (int i = 0; i < N; i++) {
-        if (i % 3 == 0) {
-            if (items[i].value)
-                fail_msg("key %s: a value, though never set", names[i]);
-            continue;
-        }
-        if (!items[i].value || items[i].len != strlen(values[i]) ||
-            memcmp(items[i].value, values[i], items[i].len) != 0)
-            fail_msg("key %s: wrong value read back", names[i]);
-    }
-    fbf_store_destroy(r);
-}
-
-static void test_store_unreachable(void **state)
-{
-    int dead = fbf_test_redis_dead_port();
-    fbf_error err = {{0}};
-    fbf_store *r = fbf_store_connect("127.0.0.1", dead, NULL, 5, &err);
-    assert_null(r);
-    char want[200];
-    snprintf(want, sizeof want,
-             "cannot connect to Redis at 127.0.0.1:%d (host 127.0.0.1, port %d): "
-             "Connection refused",
-             dead, dead);
-    assert_string_equal(err.text, want);
-    assert_null(fbf_store_connect("127.0.0.1", 0, NULL, 5, &err));
-    assert_string_equal(err.text, "Redis at 127.0.0.1: port 0 is not in 1..65535");
-}
 
 /* ---- the session in Redis mode ------------------------------------------ */
 
@@ -565,9 +454,6 @@ static void test_register_store_lost(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_store_keys_are_batsims),
-        cmocka_unit_test(test_store_batches),
-        cmocka_unit_test(test_store_unreachable),
         cmocka_unit_test(test_session_same_decisions),
         cmocka_unit_test(test_session_reads_descriptions),
         cmocka_unit_test(test_session_store_faults),
