@@ -167,14 +167,9 @@ int fbf_bv2_client_serve(fbf_bv2_client *c, fbf_serve_stats *stats, fbf_error *e
                            c->dec.nb_messages == 1 ? "" : "s");
             break;
         }
-        double t = stats ? now_s() : 0;
+        double t0 = fbf_serve_stats_clock(stats);
         int last = exchange(c, msg, len, err);
-        if (stats) {
-            double dt = now_s() - t;
-            stats->handling_s += dt;
-            if (stats->messages++ == 0)
-                stats->first_s = dt;
-        }
+        fbf_serve_stats_add(stats, t0);
         if ((rc = last) < 0 ||
             (rc = fbf_bv2_frame_write(c->fd, c->out.p, c->out.len, err)) < 0 || last)
             break;

@@ -124,9 +124,9 @@ static int serve_loop(fbf_zmq_router *s, fbf_flux_session *fs, fbf_serve_stats *
                 continue;
             }
             received++;
-            double t0 = fbf_zmq_router_clock(st);
+            double t0 = fbf_serve_stats_clock(st);
             rc = fbf_flux_session_receive(fs, (const void *const *)data, len, n, err);
-            fbf_zmq_router_timed(st, received, t0);
+            fbf_serve_stats_add(st, t0);
             if (!s->pinned && fbf_flux_session_attached(fs))
                 fbf_zmq_router_pin(s, &m.f[0]);
             /* What the session queued goes out even after a fatal error:

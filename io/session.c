@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "io/session_int.h"
 
@@ -542,4 +543,23 @@ int fbf_session_apply(fbf_session *s, const fbf_event *ev, size_t n, fbf_error *
         }
     }
     return 0;
+}
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+double fbf_serve_stats_clock(const fbf_serve_stats *st) { return st ? mono_s() : 0; }
+
+void fbf_serve_stats_add(fbf_serve_stats *st, double t0)
+{
+    if (!st)
+        return;
+    double dt = mono_s() - t0;
+    st->handling_s += dt;
+    if (st->messages++ == 0)
+        st->first_s = dt;
 }

@@ -205,6 +205,13 @@ typedef struct fbf_serve_stats {
     double first_s;
 } fbf_serve_stats;
 
+/* Timing one request, only when stats are wanted (st non-NULL: two clock
+ * reads a request): t0 = fbf_serve_stats_clock(st) on receiving it,
+ * fbf_serve_stats_add(st, t0) once its reply is ready, which counts it in
+ * st->messages and adds to its times. */
+double fbf_serve_stats_clock(const fbf_serve_stats *st);
+void fbf_serve_stats_add(fbf_serve_stats *st, double t0);
+
 fbf_session *fbf_session_create(const fbf_session_options *opt, fbf_error *err);
 void fbf_session_destroy(fbf_session *s);
 

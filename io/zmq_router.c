@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include "io/endpoint.h"
 
@@ -99,27 +98,4 @@ bool fbf_zmq_router_is_peer(const fbf_zmq_router *r, zmq_msg_t *id)
 fbf_zmq_watch_loss fbf_zmq_router_loss(fbf_zmq_router *r, int e)
 {
     return e == ETERM ? fbf_zmq_watch_lost(&r->watch) : FBF_ZMQ_WATCH_HELD;
-}
-
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-double fbf_zmq_router_clock(const fbf_serve_stats *st)
-{
-    return st ? mono_s() : 0;
-}
-
-void fbf_zmq_router_timed(fbf_serve_stats *st, unsigned long received, double t0)
-{
-    if (!st)
-        return;
-    double dt = mono_s() - t0;
-    st->messages = received;
-    st->handling_s += dt;
-    if (received == 1)
-        st->first_s = dt;
 }

@@ -36,7 +36,6 @@
 #include <zmq.h>
 
 #include "engine/error.h"
-#include "io/session.h"
 #include "io/zmq_watch.h"
 
 /* Default endpoint: the loopback, what Batsim's default tcp://localhost:28000 reaches. */
@@ -87,12 +86,5 @@ bool fbf_zmq_router_is_peer(const fbf_zmq_router *r, zmq_msg_t *id);
 /* Why a receive or send failed with errno e: the watcher's verdict when
  * it shut the context down (ETERM), else FBF_ZMQ_WATCH_HELD. */
 fbf_zmq_watch_loss fbf_zmq_router_loss(fbf_zmq_router *r, int e);
-
-/* Timing the handling of the received-th message (counted from 1), only
- * when stats are wanted (st non-NULL: two clock reads a message):
- * t0 = fbf_zmq_router_clock(st) before, fbf_zmq_router_timed(st,
- * received, t0) after, which sets st->messages and adds to its times. */
-double fbf_zmq_router_clock(const fbf_serve_stats *st);
-void fbf_zmq_router_timed(fbf_serve_stats *st, unsigned long received, double t0);
 
 #endif

@@ -120,10 +120,10 @@ static int serve_loop(server *s, fbf_serve_stats *st, fbf_error *err)
             received++;
             const void *reply;
             size_t len;
-            double t0 = fbf_zmq_router_clock(st);
+            double t0 = fbf_serve_stats_clock(st);
             rc = s->h->handle(s->h->ctx, zmq_msg_data(body), zmq_msg_size(body), &reply, &len,
                               err);
-            fbf_zmq_router_timed(st, received, t0);
+            fbf_serve_stats_add(st, t0);
             if (rc < 0) {
                 /* Batsim would wait for this reply forever: one that it
                  * refuses makes it stop with our reason instead. */
