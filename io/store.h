@@ -27,7 +27,8 @@
  *                  own message ("Connection refused", a name that does not
  *                  resolve...)
  *   -EIO           the connection failed later (closed, no reply within the
- *                  timeout); the handle is then unusable but for destroy
+ *                  timeout; a write names the key whose reply never came);
+ *                  the handle is then unusable but for destroy
  *   -EPROTO        the server answered a command with an error (the key and
  *                  the server's text are named)
  *   -ENOMEM, -EINVAL (a bad argument: port out of range, empty host)
@@ -86,7 +87,7 @@ int fbf_store_set(fbf_store *r, fbf_store_kind kind,
 
 /* Stores items[i].value under the key of (kinds[i], items[i].name), all n
  * in one pipeline: a batch that mixes jobs and profiles (a scheduler
- * registering jobs). A failure names the key it was about. */
+ * registering jobs). */
 int fbf_store_set_kinds(fbf_store *r, const fbf_store_kind *kinds,
                             const fbf_store_item *items, size_t n, fbf_error *err);
 
